@@ -1,0 +1,536 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * siw: software iWARP RDMA provider. Core objects shared by all layers.
+ *
+ * Data flows verbs -> qp -> rdmap -> ddp -> mpa -> TCP and back. Each
+ * layer owns one source file; this header is the contract between them.
+ */
+#ifndef _SIW_H
+#define _SIW_H
+
+#include <linux/types.h>
+#include <linux/kref.h>
+#include <linux/spinlock.h>
+#include <linux/mutex.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include <linux/netdevice.h>
+#include <linux/percpu.h>
+#include <net/sock.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/iw_cm.h>
+#include <rdma/siw-abi.h>
+
+#include "siw_wire.h"
+#include "siw_compat.h"
+
+#define SIW_DRV_NAME		"siw"
+#define SIW_VENDOR_ID		0x626d74	/* same as Linux siw */
+#define SIW_VENDOR_PART_ID	0x0
+#define SIW_FW_VER		((u64)1 << 32)
+
+/* Every limit reported is a limit enforced. */
+#define SIW_MAX_QP		(16 * 1024)
+#define SIW_MAX_QP_WR		(16 * 1024)
+#define SIW_MAX_ORD		128
+#define SIW_MAX_IRD		128
+#define SIW_MAX_SGE_RD		1
+#define SIW_MAX_CQ		(16 * 1024)
+#define SIW_MAX_CQE		(64 * 1024)
+#define SIW_MAX_PD		(16 * 1024)
+#define SIW_MAX_MR		(64 * 1024)
+#define SIW_MAX_MR_SIZE		((u64)SZ_4G - 1)
+#define SIW_MAX_SRQ		(4 * 1024)
+#define SIW_MAX_SRQ_WR		(16 * 1024)
+#define SIW_MAX_FR_PAGES	1024
+#define SIW_MAX_CONTEXT		(16 * 1024)
+
+/* STag = 24 bit index | 8 bit key (consumer owned part) */
+#define SIW_STAG_KEY_MASK	0xffU
+#define SIW_STAG_IDX_SHIFT	8
+#define SIW_STAG_IDX_MAX	0x00ffffffU
+
+/* -------------------------------------------------------------- stats */
+
+enum siw_stat {
+	SIW_STAT_TX_FPDU,
+	SIW_STAT_TX_BYTES,
+	SIW_STAT_RX_FPDU,
+	SIW_STAT_RX_BYTES,
+	SIW_STAT_RX_CRC_ERR,
+	SIW_STAT_RX_PROTO_ERR,
+	SIW_STAT_TERM_TX,
+	SIW_STAT_TERM_RX,
+	SIW_STAT_TX_EAGAIN,
+	SIW_STAT_BAD_WQE,
+	SIW_STAT_CQ_OVERFLOW,
+	SIW_STAT_CONN_ACTIVE,
+	SIW_STAT_CONN_PASSIVE,
+	SIW_STAT_CONN_FAIL,
+	SIW_STAT_READ_REQ_RX,
+	SIW_NUM_STATS
+};
+
+struct siw_stats {
+	u64 v[SIW_NUM_STATS];
+};
+
+/* ------------------------------------------------------------- device */
+
+struct siw_device {
+	struct ib_device base;
+	struct net_device *netdev;
+	netdevice_tracker netdev_tracker;
+	struct list_head list;		/* siw_devices, under siw_dev_lock */
+	u32 id;
+
+	enum ib_port_state port_state;
+	spinlock_t lock;
+
+	/* object tables; index is the object's number */
+	struct xarray qp_xa;
+	struct xarray mr_xa;		/* by STag index */
+	u32 next_qp;
+	u32 next_mr;
+	u32 next_cq;
+
+	atomic_t num_ctx;
+	atomic_t num_pd;
+	atomic_t num_qp;
+	atomic_t num_cq;
+	atomic_t num_mr;
+	atomic_t num_srq;
+
+	struct siw_stats __percpu *stats;
+};
+
+static inline struct siw_device *to_siw_dev(struct ib_device *d)
+{
+	return container_of(d, struct siw_device, base);
+}
+
+#define siw_stat_add(sdev, s, n) this_cpu_add((sdev)->stats->v[s], (n))
+#define siw_stat_inc(sdev, s) siw_stat_add(sdev, s, 1)
+
+/* A device's log lines always name it. */
+#define siw_dbg(sdev, fmt, ...) \
+	ibdev_dbg(&(sdev)->base, "%s: " fmt, __func__, ##__VA_ARGS__)
+#define siw_err(sdev, fmt, ...) ibdev_err(&(sdev)->base, fmt, ##__VA_ARGS__)
+#define siw_warn(sdev, fmt, ...) \
+	ibdev_warn_ratelimited(&(sdev)->base, fmt, ##__VA_ARGS__)
+#define siw_info(sdev, fmt, ...) ibdev_info(&(sdev)->base, fmt, ##__VA_ARGS__)
+
+struct siw_ucontext {
+	struct ib_ucontext base;
+	struct siw_device *sdev;
+};
+
+static inline struct siw_ucontext *to_siw_ctx(struct ib_ucontext *c)
+{
+	return container_of(c, struct siw_ucontext, base);
+}
+
+struct siw_pd {
+	struct ib_pd base;
+};
+
+static inline struct siw_pd *to_siw_pd(struct ib_pd *p)
+{
+	return container_of(p, struct siw_pd, base);
+}
+
+/* User mmap entry: one per mapped ring */
+struct siw_mmap_entry {
+	struct rdma_user_mmap_entry rdma;
+	void *addr;			/* vmalloc_user memory */
+};
+
+/* --------------------------------------------------------------- mem */
+
+enum siw_mr_type {
+	SIW_MR_DMA,	/* kernel virtual addresses, whole address space */
+	SIW_MR_USER,	/* pinned user pages */
+	SIW_MR_FRMR,	/* fast register: page list of kernel addresses */
+};
+
+/*
+ * A memory region and its STag. Lookups take a reference under RCU, so a
+ * placement in flight keeps the object (and its pinned pages) alive
+ * across a concurrent dereg. @valid is the STag state: an invalidated
+ * STag stays in the table but refuses access.
+ */
+struct siw_mr {
+	struct ib_mr base;
+	struct siw_device *sdev;
+	struct kref ref;
+	struct rcu_head rcu;
+
+	enum siw_mr_type type;
+	u32 stag;
+	bool valid;			/* READ_ONCE/WRITE_ONCE */
+	bool remote_inv_ok;		/* may be invalidated remotely */
+	int access;			/* IB_ACCESS_* */
+	u32 pd_id;			/* ib_pd of this MR, compared by pointer */
+	struct ib_pd *pd;
+
+	u64 va;				/* first valid address */
+	u64 len;
+
+	/* SIW_MR_USER: page array covering [va, va+len) */
+	struct ib_umem *umem;
+	struct page **pages;
+	unsigned long npages;
+	unsigned int first_off;		/* offset of va in pages[0] */
+
+	/* SIW_MR_FRMR */
+	u64 *pbl;			/* page addresses (kernel virtual) */
+	unsigned int pbl_max;
+	unsigned int pbl_n;
+};
+
+static inline struct siw_mr *to_siw_mr(struct ib_mr *m)
+{
+	return container_of(m, struct siw_mr, base);
+}
+
+/**
+ * struct siw_mem_chunk - one physically contiguous piece of an MR
+ * @page: page holding the piece
+ * @off: offset in @page
+ * @len: bytes available in @page from @off (capped by the request)
+ */
+struct siw_mem_chunk {
+	struct page *page;
+	unsigned int off;
+	unsigned int len;
+};
+
+/* siw_mem.c */
+struct siw_mr *siw_mr_lookup(struct siw_device *sdev, u32 stag);
+void siw_mr_put(struct siw_mr *mr);
+int siw_mr_check(struct siw_mr *mr, struct ib_pd *pd, int access, u64 va,
+		 u64 len, bool remote);
+int siw_mr_chunk(struct siw_mr *mr, u64 va, u64 len,
+		 struct siw_mem_chunk *c);
+int siw_mr_invalidate(struct siw_device *sdev, u32 stag, struct ib_pd *pd,
+		      bool remote);
+int siw_mr_fast_reg(struct siw_device *sdev, struct ib_mr *ibmr, u32 key,
+		    int access);
+void siw_mem_exit(struct siw_device *sdev);
+
+/*
+ * Result codes of memory checks (siw_mr_check and lookup helpers), mapped
+ * to completion status and Terminate codes by the callers.
+ */
+enum siw_access_err {
+	SIW_ACC_OK = 0,
+	SIW_ACC_STAG,		/* unknown or invalid STag */
+	SIW_ACC_PD,		/* STag not associated with this PD/stream */
+	SIW_ACC_RIGHTS,		/* access rights violation */
+	SIW_ACC_BOUNDS,		/* base/bounds violation */
+	SIW_ACC_WRAP,		/* offset wraps */
+};
+
+/* ---------------------------------------------------------------- CQ */
+
+/*
+ * CQ ring entries use struct siw_cqe for user and kernel CQs alike.
+ * opcode is always an enum siw_opcode. status is an enum siw_wc_status
+ * in user CQs (libsiw maps it) and an enum ib_wc_status in kernel CQs.
+ * Kernel CQs carry base_qp, user CQs qp_id. SIW_CQE_INVAL in flags
+ * (kernel CQs only) marks a receive that invalidated inval_stag.
+ */
+#define SIW_CQE_INVAL		SIW_WQE_REM_INVAL
+
+struct siw_cq {
+	struct ib_cq base;
+	spinlock_t lock;
+	struct siw_cqe *queue;
+	struct siw_cq_ctrl *ctrl;	/* notify flags, after the ring */
+	u32 num_cqe;
+	u32 put;
+	u32 get;			/* kernel consumers only */
+	u32 id;
+	bool user;
+	struct rdma_user_mmap_entry *mmap;
+};
+
+static inline struct siw_cq *to_siw_cq(struct ib_cq *c)
+{
+	return container_of(c, struct siw_cq, base);
+}
+
+/* --------------------------------------------------------------- SRQ */
+
+struct siw_srq {
+	struct ib_srq base;
+	spinlock_t lock;
+	struct siw_rqe *queue;
+	u32 num_rqe;
+	u32 get;
+	u32 put;			/* kernel consumers only */
+	u32 limit;			/* 0: not armed */
+	bool armed;
+	bool user;
+	struct rdma_user_mmap_entry *mmap;
+};
+
+static inline struct siw_srq *to_siw_srq(struct ib_srq *s)
+{
+	return container_of(s, struct siw_srq, base);
+}
+
+/* ---------------------------------------------------------------- QP */
+
+/* iWARP QP states (RFC 5040 / verbs) */
+enum siw_qp_state {
+	SIW_QP_IDLE,
+	SIW_QP_RTS,
+	SIW_QP_CLOSING,
+	SIW_QP_TERMINATE,
+	SIW_QP_ERROR,
+	SIW_QP_NUM_STATES
+};
+
+/*
+ * Work request being processed, copied out of the SQ/RQ ring (never read
+ * from the ring twice). MRs of the SGL are looked up once and held.
+ */
+struct siw_wqe {
+	struct siw_sqe sqe;		/* for RQEs only id/num_sge/sge used */
+	struct siw_mr *mr[SIW_MAX_SGE];
+	u32 bytes;			/* total message length */
+	u32 done;			/* bytes transferred so far */
+	enum ib_wc_status status;
+	bool active;
+};
+
+/* Inbound RDMA Read Request waiting for its response */
+struct siw_irq_entry {
+	u32 sink_stag;
+	u64 sink_to;
+	u32 src_stag;
+	u64 src_to;
+	u32 size;
+};
+
+/* Outbound RDMA Read waiting for its response */
+struct siw_orq_entry {
+	struct siw_wqe wqe;
+};
+
+/* TX state for the FPDU being built and sent */
+struct siw_tx {
+	struct siw_wqe *wqe;		/* sq_wqe or irq_wqe being sent */
+	struct siw_wqe sq_wqe;
+	struct siw_wqe rresp;		/* read response being sent */
+	u32 msn[DDP_NUM_QUEUES];	/* next MSN per untagged queue */
+	u32 fpdu_pos;			/* bytes of current FPDU sent */
+	u32 fpdu_len;			/* total bytes of current FPDU */
+	u32 payload_off;		/* message offset of FPDU payload */
+	u32 payload_len;
+	u8 hdr[sizeof(struct iwarp_read_req)];
+	u8 hdr_len;
+	u8 trailer[3 + MPA_CRC_SIZE];
+	u8 trailer_len;
+	bool in_progress;		/* an FPDU is partly sent */
+};
+
+/* RX parser states */
+enum siw_rx_state {
+	SIW_RX_HDR,
+	SIW_RX_PAYLOAD,
+	SIW_RX_TRAILER,
+	SIW_RX_DEAD,
+};
+
+struct siw_rx {
+	enum siw_rx_state state;
+	u8 hdr[sizeof(struct iwarp_read_req) + 16];
+	u32 hdr_have;
+	u32 hdr_need;
+	u32 fpdu_payload;		/* payload bytes in this FPDU */
+	u32 payload_have;
+	u32 trailer_have;
+	u32 trailer_need;
+	u8 trailer[3 + MPA_CRC_SIZE];
+	u32 crc;			/* running CRC32c */
+	u32 msn[DDP_NUM_QUEUES];	/* expected MSN per untagged queue */
+
+	/* placement target of the current message */
+	struct siw_wqe rwqe;		/* receive WQE for untagged Send */
+	struct siw_mr *tmr;		/* target MR of tagged segment */
+	u64 tva;			/* next target address */
+	int op;				/* RDMAP opcode of current message */
+	bool msg_open;			/* untagged message partially placed */
+};
+
+struct siw_qp_attrs {
+	enum siw_qp_state state;
+	u32 sq_size;
+	u32 rq_size;
+	u32 sq_max_sges;
+	u32 rq_max_sges;
+	u32 ird;			/* inbound reads we serve */
+	u32 ord;			/* outbound reads we issue */
+	u32 max_inline;
+	int access;			/* IB_ACCESS_REMOTE_* set by modify */
+	bool crc;			/* MPA CRC negotiated */
+};
+
+struct siw_cep;
+
+struct siw_qp {
+	struct ib_qp base;
+	struct siw_device *sdev;
+	struct kref ref;
+	struct completion freed;
+	u32 id;
+
+	/* protects attrs.state and the connection pointers */
+	spinlock_t state_lock;
+	struct siw_qp_attrs attrs;
+	struct siw_cep *cep;
+	struct socket *sock;
+
+	struct siw_cq *scq;
+	struct siw_cq *rcq;
+	struct siw_srq *srq;
+	struct ib_pd *pd;
+	bool user;
+	bool sig_all;
+	bool kernel_verbs;
+
+	/* SQ ring (user mmap'd or kernel), sq_lock for kernel posting */
+	spinlock_t sq_lock;
+	struct siw_sqe *sendq;
+	u32 sq_get;
+	u32 sq_put;			/* kernel posting only */
+	struct rdma_user_mmap_entry *sq_mmap;
+
+	spinlock_t rq_lock;
+	struct siw_rqe *recvq;
+	u32 rq_get;
+	u32 rq_put;
+	struct rdma_user_mmap_entry *rq_mmap;
+
+	/* inbound read queue: requests from peer; irq_lock */
+	spinlock_t orq_lock;
+	struct siw_irq_entry *irq;
+	u32 irq_put;
+	u32 irq_get;
+	/* outbound read queue: our reads waiting for responses */
+	struct siw_orq_entry *orq;
+	u32 orq_put;
+	u32 orq_get;
+
+	/* transmit: serialized by tx_work */
+	struct work_struct tx_work;
+	struct siw_tx tx;
+	bool tx_fence_wait;		/* read fence pending */
+
+	/* receive: runs from the socket's data_ready under its lock */
+	struct siw_rx rx;
+
+	/* terminate to send / received */
+	u32 term_ctrl;
+	u8 term_hdr[TERM_MAX_HDR_COPY];
+	u8 term_hdr_len;
+	bool term_pending;
+	bool term_sent;
+};
+
+static inline struct siw_qp *to_siw_qp(struct ib_qp *q)
+{
+	return container_of(q, struct siw_qp, base);
+}
+
+static inline u32 qp_id(struct siw_qp *qp)
+{
+	return qp->base.qp_num;
+}
+
+/* Connection parameters handed from CM to the QP when it goes to RTS */
+struct siw_llp_params {
+	struct socket *sock;
+	struct siw_cep *cep;
+	bool crc;
+	u32 ird;			/* negotiated: reads we serve */
+	u32 ord;			/* negotiated: reads we may issue */
+	/*
+	 * MPA v2 peer-to-peer ready-to-receive: the initiator sends one
+	 * zero-length RDMAP message of opcode @rtr_send (RDMAP_WRITE,
+	 * RDMAP_READ_REQ or RDMAP_SEND) first; the responder, with
+	 * @rtr_wait, must not transmit until that message arrived.
+	 */
+	bool rtr_enable;
+	u8 rtr_send;
+	bool rtr_wait;
+};
+
+/* siw_qp.c: QP lifecycle, state machine, work queues, completions */
+void siw_qp_get(struct siw_qp *qp);
+void siw_qp_put(struct siw_qp *qp);
+struct siw_qp *siw_qp_lookup(struct siw_device *sdev, u32 id);
+int siw_qp_init(struct siw_qp *qp, struct siw_device *sdev);
+void siw_qp_destroy(struct siw_qp *qp);
+int siw_qp_to_rts(struct siw_qp *qp, const struct siw_llp_params *p);
+void siw_qp_to_error(struct siw_qp *qp);
+void siw_qp_llp_closed(struct siw_qp *qp);
+void siw_qp_close_graceful(struct siw_qp *qp);
+void siw_qp_flush(struct siw_qp *qp);
+void siw_qp_schedule_tx(struct siw_qp *qp);
+void siw_qp_event(struct siw_qp *qp, enum ib_event_type type);
+enum ib_qp_state siw_qp_ib_state(const struct siw_qp *qp);
+int siw_cqe_add(struct siw_cq *cq, const struct siw_sqe *sqe, u8 opcode,
+		u32 bytes, enum ib_wc_status status, bool solicited,
+		u32 inval_stag, struct siw_qp *qp);
+int siw_sqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe);
+int siw_rqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe);
+int siw_wqe_resolve(struct siw_qp *qp, struct siw_wqe *wqe, bool recv);
+void siw_wqe_release(struct siw_wqe *wqe);
+void siw_wqe_complete(struct siw_qp *qp, struct siw_wqe *wqe,
+		      enum ib_wc_status status, bool recv, u32 bytes,
+		      u32 inval_stag, bool solicited);
+int siw_wq_init(void);
+void siw_wq_exit(void);
+
+/*
+ * siw_mpa.c: FPDU framing and the TCP stream parser.
+ * siw_qp_rx() is called by the CM's sk_data_ready while the QP is
+ * attached (softirq, socket bh-locked, sk_callback_lock read-held).
+ * siw_qp_rx_kick() is called once by the CM in process context right
+ * after attaching, to parse data that arrived behind the MPA reply.
+ */
+void siw_qp_rx(struct siw_qp *qp, struct sock *sk);
+void siw_qp_rx_kick(struct siw_qp *qp);
+int siw_tx_fpdu_send(struct siw_qp *qp);
+
+/* siw_rdmap.c: transmit engine, RDMAP semantics, Terminate */
+void siw_tx_work(struct work_struct *w);
+void siw_qp_write_space(struct siw_qp *qp);	/* from sk_write_space */
+void siw_term_set(struct siw_qp *qp, unsigned int layer,
+		  unsigned int etype, unsigned int ecode,
+		  const void *hdr, unsigned int hdr_len);
+u32 siw_mss_payload(struct siw_qp *qp);
+
+/* siw_cm.c: iw_cm verbs and MPA negotiation */
+int siw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param);
+int siw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param);
+int siw_reject(struct iw_cm_id *id, const void *pdata, u8 pd_len);
+int siw_create_listen(struct iw_cm_id *id, int backlog);
+int siw_destroy_listen(struct iw_cm_id *id);
+void siw_cm_qp_disconnect(struct siw_qp *qp, bool abortive);
+int siw_cm_init(void);
+void siw_cm_exit(void);
+
+/* siw_main.c */
+extern bool mpa_crc_required;
+extern bool mpa_crc_strict;
+extern struct workqueue_struct *siw_tx_wq;
+
+/* siw_verbs.c */
+extern const struct ib_device_ops siw_device_ops;
+void siw_port_event(struct siw_device *sdev, enum ib_event_type type);
+
+#endif
