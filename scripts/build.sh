@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Build the module for one kernel: scripts/build.sh KVER
+# Copies the module sources (top-level *.c *.h Kbuild Makefile Kconfig,
+# include/, tests/kunit/) into build/KVER/ and runs
+# make KDIR=/lib/modules/KVER/build there. Result: build/KVER/*.ko
+set -euo pipefail
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+kver=${1:?usage: build.sh KVER}
+kdir=/lib/modules/$kver/build
+[[ -e $kdir/Makefile ]] || { echo "build.sh: no kernel headers at $kdir" >&2; exit 1; }
+out=$top/build/$kver
+mkdir -p "$out"
+[[ -e $top/Makefile || -e $top/Kbuild ]] || { echo "build.sh: no Makefile/Kbuild at $top (module sources missing)" >&2; exit 1; }
+# Only source files are included; --delete drops stale sources but keeps
+# build products (excluded files are never deleted).
+rsync -a --delete \
+	--include='/*.c' --include='/*.h' --include='/Kbuild' --include='/Makefile' \
+	--include='/Kconfig' --include='/include/***' \
+	--include='/tests/' --include='/tests/kunit/***' \
+	--exclude='*' "$top/" "$out/"
+jobs=$(nproc 2>/dev/null || echo 2)
+make -C "$out" -j"$jobs" KDIR="$kdir"
+shopt -s nullglob
+kos=("$out"/*.ko "$out"/*/*.ko "$out"/tests/kunit/*.ko)
+[[ ${#kos[@]} -gt 0 ]] || { echo "build.sh: make succeeded but produced no .ko" >&2; exit 1; }
+# Flatten: every module also available as build/KVER/NAME.ko
+for k in "${kos[@]}"; do
+	[[ $(dirname "$k") == "$out" ]] || cp -f "$k" "$out/"
+done
+[[ -e $out/siw.ko ]] || { echo "build.sh: siw.ko not produced" >&2; exit 1; }
+ls "$out"/*.ko

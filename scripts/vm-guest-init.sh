@@ -1,0 +1,83 @@
+#!/bin/bash
+# Stage 2 init: PID 1 in the guest's overlay root (started by
+# scripts/initramfs-init). Sets up the system, runs the guest command
+# described by $SIWVM_RUN/env as root in the project tree, reports its exit
+# status (console marker "@@SIWVM-EXIT rc=N" and file $SIWVM_RUN/rc),
+# dumps dmesg / kmemleak, then powers off.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root TERM=dumb LANG=C.UTF-8
+umask 022
+
+poweroff_now() {
+	sync
+	echo o >/proc/sysrq-trigger
+	sleep 60
+}
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
+mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t tmpfs -o mode=0755 tmpfs /run
+mount -t tmpfs -o mode=1777 tmpfs /var/tmp
+mkdir -p /run/lock /run/netns
+echo "vm-guest-init: mounts done, uptime $(cut -d" " -f1 /proc/uptime)"
+modprobe -q configfs 2>/dev/null
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t configfs configfs /sys/kernel/config 2>/dev/null
+mountpoint -q /sys/fs/cgroup || mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
+[[ -e /dev/fd ]] || ln -s /proc/self/fd /dev/fd
+echo 1 >/proc/sys/kernel/sysrq
+
+SIWVM_RUN=
+for w in $(</proc/cmdline); do
+	case $w in siwvm.run=*) SIWVM_RUN=${w#siwvm.run=} ;; esac
+done
+if [[ -z $SIWVM_RUN || ! -r $SIWVM_RUN/env ]]; then
+	echo "vm-guest-init: no run directory (siwvm.run=$SIWVM_RUN)"
+	echo "@@SIWVM-EXIT rc=251"
+	poweroff_now
+fi
+export SIWVM_RUN
+# shellcheck disable=SC1091
+source "$SIWVM_RUN/env"   # exports the passed env + SIWVM_* settings
+
+hostname "${SIWVM_HOSTNAME:-siw-vm}"
+echo "127.0.1.1 ${SIWVM_HOSTNAME:-siw-vm}" >>/etc/hosts
+ip link set lo up
+if [[ -n ${SIW_MY_IP:-} ]]; then
+	ip link set eth0 up
+	ip addr add "$SIW_MY_IP/24" dev eth0
+fi
+
+kmemleak=/sys/kernel/debug/kmemleak
+if [[ -w $kmemleak ]]; then
+	# Forget what boot left behind; only leaks from the run count.
+	echo scan >"$kmemleak" 2>/dev/null
+	echo clear >"$kmemleak" 2>/dev/null
+fi
+
+echo "@@SIWVM-START $(date +%s) uptime=$(cut -d' ' -f1 /proc/uptime) host=$(hostname) kernel=$(uname -r)"
+cd "$SIWVM_TOP" || { echo "@@SIWVM-EXIT rc=252"; poweroff_now; }
+# The command runs as root in its own session; hard guest-side timeout.
+timeout -k 10 "${SIWVM_TIMEOUT:-600}" "${SIWVM_CMD[@]}" </dev/null
+rc=$?
+[[ $rc -eq 124 ]] && echo "vm-guest-init: guest command timed out after ${SIWVM_TIMEOUT}s"
+cd /
+
+if [[ -w $kmemleak ]]; then
+	echo "vm-guest-init: kmemleak scan"
+	echo scan >"$kmemleak" 2>/dev/null
+	sleep 2
+	echo scan >"$kmemleak" 2>/dev/null
+	# Prefixed so the host's log scanner sees the report lines.
+	sed 's/^/kmemleak-report: /' "$kmemleak"
+fi
+dmesg >"$SIWVM_RUN/dmesg.txt" 2>/dev/null
+echo "$rc" >"$SIWVM_RUN/rc"
+sync
+echo "@@SIWVM-EXIT rc=$rc uptime=$(cut -d' ' -f1 /proc/uptime)"
+poweroff_now

@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# Boot a kernel under qemu and run a guest script in it as root.
+#
+# usage: scripts/vm.sh [options] [--] SCRIPT [ARGS...]
+#   SCRIPT      path of the guest script inside the project tree (relative
+#               to the tree top, or absolute); run with `cd` to the tree top.
+#   --kernel K  stock | debug | a KVER (default: stock)
+#   --pair      two guests on one L2 link (qemu -netdev socket over
+#               127.0.0.1, free port); both run SCRIPT with SIW_ROLE=a|b,
+#               SIW_MY_IP/SIW_PEER_IP = 10.77.0.1 / 10.77.0.2 on eth0.
+#   --timeout S hard wall-clock limit per VM in seconds (default 900);
+#               qemu is killed after it.
+#   --log FILE  console log (default build/vm/logs/<kver>-<time>.log); in
+#               pair mode FILE.a / FILE.b style: <base>.a.log, <base>.b.log
+#   --mem MIB   guest memory (default 2048; debug kernel >= 3072)
+#   --env V=X   extra variable for the guest (repeatable). All SIW_* variables
+#               of the caller's environment are passed through as well.
+#   -q          do not stream the console to stdout (log file only)
+#
+# Guest environment: SIW_TOP (tree, same path as on the host), SIW_KVER
+# (uname -r of the guest), SIW_KERNEL (stock|debug), SIW_ROLE/SIW_MY_IP/
+# SIW_PEER_IP in pair mode, plus passed variables.
+#
+# Exit status: the guest script's status; 124 = wall-clock timeout (qemu
+# killed); 125 = guest ended without reporting a status (crash/panic);
+# 126 = setup error; 200 = the kernel log scan found a problem (Oops, BUG,
+# WARNING, KASAN, lockdep, kmemleak, ... see scripts/logscan.sh).
+# Pair mode: 200 if any scan failed, else the first non-zero of a, b.
+set -euo pipefail
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=scripts/kernels.sh
+source "$top/scripts/kernels.sh"
+
+kernel=stock pair=0 wall=900 log= mem= quiet=0
+extra_env=()
+while (($#)); do
+	case $1 in
+	--kernel) kernel=$2; shift 2 ;;
+	--pair) pair=1; shift ;;
+	--timeout) wall=$2; shift 2 ;;
+	--log) log=$2; shift 2 ;;
+	--mem) mem=$2; shift 2 ;;
+	--env) extra_env+=("$2"); shift 2 ;;
+	-q | --quiet) quiet=1; shift ;;
+	--) shift; break ;;
+	-*) echo "vm.sh: unknown option $1" >&2; exit 126 ;;
+	*) break ;;
+	esac
+done
+(($#)) || { echo "vm.sh: no guest script given" >&2; exit 126; }
+script=$1; shift
+[[ $script == /* ]] || script=$top/$script
+[[ -e $script ]] || { echo "vm.sh: no such guest script: $script" >&2; exit 126; }
+[[ $script == "$top"/* ]] || { echo "vm.sh: guest script must be inside $top" >&2; exit 126; }
+
+case $kernel in
+stock | debug) kver=$(kernel_kver "$kernel") || exit 126 ;;
+*) kver=$kernel ;;
+esac
+[[ -r /boot/vmlinuz-$kver ]] || { echo "vm.sh: no /boot/vmlinuz-$kver" >&2; exit 126; }
+kname=stock; kernel_is_debug "$kver" && kname=debug
+[[ -n $mem ]] || mem=$(kernel_mem "$kver")
+command -v qemu-system-x86_64 >/dev/null || { echo "vm.sh: qemu-system-x86_64 missing (scripts/deps.sh)" >&2; exit 126; }
+
+initrd=$("$top/scripts/mkinitramfs.sh" "$kver") || { echo "vm.sh: initramfs build failed" >&2; exit 126; }
+
+# Guest-side timeout leaves room for boot and shutdown.
+boot_allow=90
+[[ $kname == debug ]] && boot_allow=300
+gtimeout=$((wall - boot_allow))
+((gtimeout >= 30)) || gtimeout=30
+
+accel=(-accel tcg,thread=multi)
+# KVM only if usable: /dev/kvm and hardware virtualisation flags (a /dev/kvm
+# without vmx/svm exists here and hangs). SIWVM_ACCEL=kvm|tcg overrides.
+if [[ ${SIWVM_ACCEL:-} == kvm ]] || { [[ -z ${SIWVM_ACCEL:-} && -w /dev/kvm ]] && grep -qwE 'vmx|svm' /proc/cpuinfo; }; then
+	accel=(-accel kvm)
+fi
+
+ts=$(date +%Y%m%d-%H%M%S)
+mkdir -p "$top/build/vm/logs" "$top/build/vm/runs"
+[[ -n $log ]] || log=$top/build/vm/logs/$kver-$ts.log
+mkdir -p "$(dirname "$log")"
+
+pids=() tails=() rundirs=()
+cleanup() {
+	local p
+	for p in "${pids[@]}" "${tails[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${rundirs[@]}"; do rm -rf "$p"; done
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# write_env RUNDIR ROLE: the guest's env file (sourced by vm-guest-init.sh)
+write_env() {
+	local rd=$1 role=$2 v
+	{
+		# Pass through the caller's SIW_* variables.
+		while IFS= read -r v; do
+			[[ $v == SIW_* ]] && printf 'export %s=%q\n' "$v" "${!v}"
+		done < <(compgen -e)
+		for v in "${extra_env[@]}"; do printf 'export %s=%q\n' "${v%%=*}" "${v#*=}"; done
+		printf 'export SIW_TOP=%q SIWVM_TOP=%q SIW_KVER=%q SIW_KERNEL=%q\n' "$top" "$top" "$kver" "$kname"
+		printf 'export SIWVM_TIMEOUT=%q\n' "$gtimeout"
+		if [[ -n $role ]]; then
+			local me=1 peer=2
+			[[ $role == b ]] && me=2 peer=1
+			printf 'export SIW_ROLE=%s SIW_PAIR=1 SIW_MY_IP=10.77.0.%s SIW_PEER_IP=10.77.0.%s SIWVM_HOSTNAME=siw-%s\n' "$role" "$me" "$peer" "$role"
+		else
+			printf 'export SIWVM_HOSTNAME=siw-vm\n'
+		fi
+		printf 'SIWVM_CMD=(%q' bash; printf ' %q' "$script" "$@"; printf ')\n'
+	} >"$rd/env"
+}
+
+# start_vm ROLE LOG NETARGS... : boot one guest in the background
+start_vm() {
+	local role=$1 lg=$2; shift 2
+	local rd
+	rd=$(mktemp -d "$top/build/vm/runs/${kver}-${role:-x}.XXXXXX")
+	rundirs+=("$rd")
+	write_env "$rd" "$role" "${guest_args[@]}"
+	: >"$lg"
+	timeout -k 10 "$wall" qemu-system-x86_64 "${accel[@]}" \
+		-machine q35 -cpu max -smp 2 -m "$mem" \
+		-nodefaults -display none -monitor none -no-reboot \
+		-chardev "file,id=con,path=$lg" -serial chardev:con \
+		-kernel "/boot/vmlinuz-$kver" -initrd "$initrd" \
+		-append "console=ttyS0 loglevel=5 printk.time=1 panic=-1 mitigations=off rcupdate.rcu_cpu_stall_timeout=300 siwvm.tree=$top siwvm.run=$rd" \
+		-fsdev local,id=r,path=/,security_model=none,readonly=on,multidevs=remap \
+		-device virtio-9p-pci,fsdev=r,mount_tag=hostroot \
+		-fsdev "local,id=t,path=$top,security_model=none,multidevs=remap" \
+		-device virtio-9p-pci,fsdev=t,mount_tag=tree \
+		-device virtio-rng-pci \
+		"$@" </dev/null >>"$lg.qemu" 2>&1 &
+	pids+=($!)
+	last_pid=$! last_rd=$rd
+	if ((!quiet)); then
+		tail -n +1 -F --pid="$last_pid" "$lg" 2>/dev/null | sed -u "s/^/${role:+[$role] }/" &
+		tails+=($!)
+	fi
+}
+
+# finish ROLE PID RUNDIR LOG -> sets vm_rc
+finish() {
+	local role=$1 pid=$2 rd=$3 lg=$4 qrc=0 grc=
+	wait "$pid" || qrc=$?
+	cp -f "$rd/dmesg.txt" "$lg.dmesg" 2>/dev/null || rm -f "$lg.dmesg"
+	if [[ -s $rd/rc ]]; then
+		grc=$(<"$rd/rc")
+	else
+		grc=$(tr -d '\r' <"$lg" | sed -n 's/^@@SIWVM-EXIT rc=\([0-9]*\).*/\1/p' | tail -n1)
+	fi
+	local tag=${role:+ [$role]}
+	if [[ $qrc -eq 124 || $qrc -eq 137 ]]; then
+		echo "vm.sh$tag: wall-clock timeout (${wall}s): qemu killed; log $lg" >&2
+		vm_rc=124
+	elif [[ -z $grc ]]; then
+		echo "vm.sh$tag: guest ended without an exit status (qemu rc=$qrc; crash/panic?); log $lg" >&2
+		[[ -s $lg.qemu ]] && sed 's/^/  qemu: /' "$lg.qemu" | tail -n 5 >&2
+		vm_rc=125
+	else
+		vm_rc=$grc
+	fi
+	if ! scan=$("$top/scripts/logscan.sh" "$lg" "$lg.dmesg"); then
+		echo "vm.sh$tag: kernel log scan found problems:" >&2
+		printf '%s\n' "$scan" | sed 's/^/  /' >&2
+		vm_rc=200
+	fi
+}
+
+guest_args=("$@")
+t0=$(date +%s)
+if ((pair)); then
+	base=${log%.log}
+	loga=$base.a.log logb=$base.b.log
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	start_vm a "$loga" -netdev "socket,id=n0,listen=127.0.0.1:$port" -device virtio-net-pci,netdev=n0,mac=52:54:00:77:00:01
+	pa=$last_pid rda=$last_rd
+	for _ in $(seq 100); do
+		ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break
+		sleep 0.1
+	done
+	start_vm b "$logb" -netdev "socket,id=n0,connect=127.0.0.1:$port" -device virtio-net-pci,netdev=n0,mac=52:54:00:77:00:02
+	pb=$last_pid rdb=$last_rd
+	finish a "$pa" "$rda" "$loga"; rca=$vm_rc
+	finish b "$pb" "$rdb" "$logb"; rcb=$vm_rc
+	if [[ $rca -eq 200 || $rcb -eq 200 ]]; then rc=200
+	elif [[ $rca -ne 0 ]]; then rc=$rca
+	else rc=$rcb; fi
+	echo "vm.sh: $kver pair done in $(($(date +%s) - t0))s: a rc=$rca b rc=$rcb; logs $loga $logb" >&2
+else
+	start_vm "" "$log"
+	finish "" "$last_pid" "$last_rd" "$log"; rc=$vm_rc
+	echo "vm.sh: $kver done in $(($(date +%s) - t0))s: rc=$rc; log $log" >&2
+fi
+sleep 0.2  # let the console tail drain
+exit "$rc"
