@@ -16,6 +16,8 @@
 #include <linux/xarray.h>
 #include <linux/netdevice.h>
 #include <linux/percpu.h>
+#include <linux/bvec.h>
+#include <linux/crc32c.h>
 #include <net/sock.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/iw_cm.h>
@@ -186,6 +188,8 @@ struct siw_mr {
 	u64 *pbl;			/* page addresses (kernel virtual) */
 	unsigned int pbl_max;
 	unsigned int pbl_n;
+
+	struct rcu_work free_work;	/* final release, process context */
 };
 
 static inline struct siw_mr *to_siw_mr(struct ib_mr *m)
@@ -217,6 +221,18 @@ int siw_mr_invalidate(struct siw_device *sdev, u32 stag, struct ib_pd *pd,
 int siw_mr_fast_reg(struct siw_device *sdev, struct ib_mr *ibmr, u32 key,
 		    int access);
 void siw_mem_exit(struct siw_device *sdev);
+/* siw_main: call at device creation, before registration */
+void siw_mem_init(struct siw_device *sdev);
+/* MR verbs, referenced from siw_device_ops */
+struct ib_mr *siw_get_dma_mr(struct ib_pd *pd, int access);
+struct ib_mr *siw_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
+			      u64 virt_addr, int access,
+			      struct ib_udata *udata);
+struct ib_mr *siw_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
+			   u32 max_num_sg);
+int siw_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		  unsigned int *sg_offset);
+int siw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 
 /*
  * Result codes of memory checks (siw_mr_check and lookup helpers), mapped
@@ -319,21 +335,38 @@ struct siw_orq_entry {
 	struct siw_wqe wqe;
 };
 
-/* TX state for the FPDU being built and sent */
+#define SIW_TX_FRAGS		32
+#define SIW_HDR_BUF		96
+
+/* TX state: the message being segmented and the FPDU being sent */
 struct siw_tx {
-	struct siw_wqe *wqe;		/* sq_wqe or irq_wqe being sent */
-	struct siw_wqe sq_wqe;
-	struct siw_wqe rresp;		/* read response being sent */
-	u32 msn[DDP_NUM_QUEUES];	/* next MSN per untagged queue */
-	u32 fpdu_pos;			/* bytes of current FPDU sent */
-	u32 fpdu_len;			/* total bytes of current FPDU */
-	u32 payload_off;		/* message offset of FPDU payload */
-	u32 payload_len;
-	u8 hdr[sizeof(struct iwarp_read_req)];
+	/* message */
+	struct siw_wqe *wqe;		/* payload source, NULL if none */
+	struct siw_wqe sq_wqe;		/* SQ work request in progress */
+	struct siw_wqe rresp;		/* Read Response source */
+	u8 op;				/* RDMAP opcode */
+	bool active;			/* message not fully segmented */
+	u32 msg_len;
+	u32 msg_off;			/* payload bytes framed so far */
+	u32 stag;			/* tagged: sink STag */
+	u64 to;				/* tagged: base tagged offset */
+	u32 qn;				/* untagged: queue, MSN, inval STag */
+	u32 msn;
+	u32 inval;
+	u32 msn_next[DDP_NUM_QUEUES];
+
+	/* FPDU */
+	struct bio_vec frags[SIW_TX_FRAGS];
+	unsigned int nfrags;
+	u32 seg_len;			/* payload bytes in this FPDU */
+	u32 fpdu_len;
+	u32 fpdu_sent;
+	bool fpdu_busy;			/* built, not fully queued to TCP */
+	bool term_busy;			/* it is our Terminate */
 	u8 hdr_len;
-	u8 trailer[3 + MPA_CRC_SIZE];
 	u8 trailer_len;
-	bool in_progress;		/* an FPDU is partly sent */
+	u8 hdr[SIW_HDR_BUF];
+	u8 trailer[3 + MPA_CRC_SIZE];
 };
 
 /* RX parser states */
@@ -346,23 +379,33 @@ enum siw_rx_state {
 
 struct siw_rx {
 	enum siw_rx_state state;
-	u8 hdr[sizeof(struct iwarp_read_req) + 16];
 	u32 hdr_have;
 	u32 hdr_need;
 	u32 fpdu_payload;		/* payload bytes in this FPDU */
 	u32 payload_have;
 	u32 trailer_have;
 	u32 trailer_need;
-	u8 trailer[3 + MPA_CRC_SIZE];
 	u32 crc;			/* running CRC32c */
 	u32 msn[DDP_NUM_QUEUES];	/* expected MSN per untagged queue */
 
-	/* placement target of the current message */
-	struct siw_wqe rwqe;		/* receive WQE for untagged Send */
-	struct siw_mr *tmr;		/* target MR of tagged segment */
-	u64 tva;			/* next target address */
-	int op;				/* RDMAP opcode of current message */
-	bool msg_open;			/* untagged message partially placed */
+	/* decoded header of the current segment */
+	u8 op;
+	bool last;
+	u32 mo;
+	u32 qn;
+
+	/* placement target of the current segment */
+	struct siw_mr *tmr;		/* tagged Write: target MR ... */
+	u64 tva;			/* ... and address */
+	struct siw_wqe *target;		/* or an SGL: receive / read sink */
+	u32 toff;			/* message offset in target */
+	struct siw_wqe rwqe;		/* receive WQE of the current Send */
+	struct siw_wqe rresp;		/* our Read being answered */
+	bool rtr_rresp;			/* expect answer to our RTR Read */
+	bool rtr_send;			/* segment is a zero-length RTR Send */
+
+	u8 hdr[SIW_HDR_BUF];
+	u8 trailer[3 + MPA_CRC_SIZE];
 };
 
 struct siw_qp_attrs {
@@ -432,6 +475,11 @@ struct siw_qp {
 	/* receive: runs from the socket's data_ready under its lock */
 	struct siw_rx rx;
 
+	/* MPA v2 ready-to-receive: RDMAP opcode to send first, or 0 */
+	u8 rtr_send;
+	bool rtr_pending;		/* RTR message not yet sent */
+	bool tx_hold;			/* responder: wait for peer's RTR */
+
 	/* terminate to send / received */
 	u32 term_ctrl;
 	u8 term_hdr[TERM_MAX_HDR_COPY];
@@ -479,13 +527,15 @@ void siw_qp_to_error(struct siw_qp *qp);
 void siw_qp_llp_closed(struct siw_qp *qp);
 void siw_qp_close_graceful(struct siw_qp *qp);
 void siw_qp_flush(struct siw_qp *qp);
+void siw_tx_flush(struct siw_qp *qp);
+void siw_rx_flush(struct siw_qp *qp);
 void siw_qp_schedule_tx(struct siw_qp *qp);
 void siw_qp_event(struct siw_qp *qp, enum ib_event_type type);
 enum ib_qp_state siw_qp_ib_state(const struct siw_qp *qp);
 int siw_cqe_add(struct siw_cq *cq, const struct siw_sqe *sqe, u8 opcode,
 		u32 bytes, enum ib_wc_status status, bool solicited,
 		u32 inval_stag, struct siw_qp *qp);
-int siw_sqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe);
+int siw_sqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe, bool flush);
 int siw_rqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe);
 int siw_wqe_resolve(struct siw_qp *qp, struct siw_wqe *wqe, bool recv);
 void siw_wqe_release(struct siw_wqe *wqe);
@@ -504,15 +554,28 @@ void siw_wq_exit(void);
  */
 void siw_qp_rx(struct siw_qp *qp, struct sock *sk);
 void siw_qp_rx_kick(struct siw_qp *qp);
-int siw_tx_fpdu_send(struct siw_qp *qp);
+int siw_tx_fpdu_payload(struct siw_qp *qp, u32 seg_max);
+void siw_tx_fpdu_seal(struct siw_qp *qp);
+int siw_tx_fpdu_send(struct siw_qp *qp, bool more);
+
+/* siw_ddp.c: segments, placement */
+unsigned int siw_ddp_hdr_len(unsigned int op);
+u32 siw_tx_seg_max(struct siw_qp *qp, unsigned int op);
+int siw_sgl_chunk(struct siw_wqe *wqe, u32 off, u32 len,
+		  struct siw_mem_chunk *c);
+void siw_ddp_tx_hdr(struct siw_tx *tx, u32 seg_len, bool last);
+int siw_ddp_rx_hdr(struct siw_qp *qp);
+int siw_ddp_rx_place(struct siw_qp *qp, const struct sk_buff *skb, int off,
+		     u32 len);
 
 /* siw_rdmap.c: transmit engine, RDMAP semantics, Terminate */
 void siw_tx_work(struct work_struct *w);
 void siw_qp_write_space(struct siw_qp *qp);	/* from sk_write_space */
+int siw_rdmap_rx_hdr(struct siw_qp *qp);
+int siw_rdmap_rx_done(struct siw_qp *qp);
 void siw_term_set(struct siw_qp *qp, unsigned int layer,
 		  unsigned int etype, unsigned int ecode,
 		  const void *hdr, unsigned int hdr_len);
-u32 siw_mss_payload(struct siw_qp *qp);
 
 /* siw_cm.c: iw_cm verbs and MPA negotiation */
 int siw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param);

@@ -9,6 +9,7 @@
 #include <linux/version.h>
 #include <linux/netdevice.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
 
 /* 6.11 passes the uverbs attribute bundle to create_cq */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * siw: module setup, the "siw" rdma link type and netdev tracking.
+ */
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/netdevice.h>
+#include <linux/if_arp.h>
+#include <linux/etherdevice.h>
+#include <net/addrconf.h>
+#include <rdma/rdma_netlink.h>
+#include <rdma/ib_verbs.h>
+
+#include "siw.h"
+
+MODULE_AUTHOR("siw developers");
+MODULE_DESCRIPTION("Software iWARP RDMA provider (out-of-tree siw)");
+MODULE_LICENSE("Dual BSD/GPL");
+MODULE_ALIAS_RDMA_LINK("siw");
+
+bool mpa_crc_required;
+module_param(mpa_crc_required, bool, 0644);
+MODULE_PARM_DESC(mpa_crc_required,
+		 "Ask peers for MPA CRC32c on new connections (default off)");
+
+bool mpa_crc_strict;
+module_param(mpa_crc_strict, bool, 0644);
+MODULE_PARM_DESC(mpa_crc_strict,
+		 "Refuse connections whose MPA CRC setting differs from mpa_crc_required");
+
+struct workqueue_struct *siw_tx_wq;
+
+static LIST_HEAD(siw_devices);
+static DEFINE_MUTEX(siw_dev_lock);
+static DEFINE_IDA(siw_dev_ida);
+
+static enum ib_port_state siw_netdev_port_state(struct net_device *nd)
+{
+	return netif_running(nd) && netif_carrier_ok(nd) ? IB_PORT_ACTIVE :
+							    IB_PORT_DOWN;
+}
+
+static void siw_dealloc_driver(struct ib_device *ibdev)
+{
+	struct siw_device *sdev = to_siw_dev(ibdev);
+
+	mutex_lock(&siw_dev_lock);
+	list_del(&sdev->list);
+	mutex_unlock(&siw_dev_lock);
+
+	siw_mem_exit(sdev);
+	xa_destroy(&sdev->qp_xa);
+	free_percpu(sdev->stats);
+	ida_free(&siw_dev_ida, sdev->id);
+	netdev_put(sdev->netdev, &sdev->netdev_tracker);
+}
+
+static const struct ib_device_ops siw_main_ops = {
+	.dealloc_driver = siw_dealloc_driver,
+};
+
+/* Loopback has no MAC; derive a stable, locally administered one. */
+static void siw_guid_from_netdev(struct siw_device *sdev,
+				 struct net_device *nd)
+{
+	u8 mac[ETH_ALEN] = { 0x02, 0x73, 0x69, 0x77 };	/* 02:"siw" */
+
+	if (nd->addr_len == ETH_ALEN && !is_zero_ether_addr(nd->dev_addr))
+		ether_addr_copy(mac, nd->dev_addr);
+	else
+		mac[5] = sdev->id;
+
+	addrconf_addr_eui48((u8 *)&sdev->base.node_guid, mac);
+}
+
+static struct siw_device *siw_find_by_netdev(struct net_device *nd)
+{
+	struct siw_device *sdev;
+
+	lockdep_assert_held(&siw_dev_lock);
+	list_for_each_entry(sdev, &siw_devices, list)
+		if (sdev->netdev == nd)
+			return sdev;
+	return NULL;
+}
+
+static int siw_newlink(const char *name, struct net_device *nd)
+{
+	struct siw_device *sdev;
+	struct ib_device *ibdev;
+	int rv;
+
+	if (nd->type != ARPHRD_ETHER && nd->type != ARPHRD_LOOPBACK) {
+		pr_err("siw: %s: netdev %s has link type %u, only Ethernet and loopback are supported\n",
+		       name, netdev_name(nd), nd->type);
+		return -EINVAL;
+	}
+
+	mutex_lock(&siw_dev_lock);
+	sdev = siw_find_by_netdev(nd);
+	if (sdev) {
+		pr_err("siw: %s: netdev %s already has siw device %s\n",
+		       name, netdev_name(nd), dev_name(&sdev->base.dev));
+		rv = -EEXIST;
+		goto out_unlock;
+	}
+
+	sdev = ib_alloc_device(siw_device, base);
+	if (!sdev) {
+		rv = -ENOMEM;
+		goto out_unlock;
+	}
+	ibdev = &sdev->base;
+
+	rv = ida_alloc(&siw_dev_ida, GFP_KERNEL);
+	if (rv < 0)
+		goto err_dealloc;
+	sdev->id = rv;
+
+	sdev->stats = alloc_percpu(struct siw_stats);
+	if (!sdev->stats) {
+		rv = -ENOMEM;
+		goto err_ida;
+	}
+
+	spin_lock_init(&sdev->lock);
+	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC1);
+	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
+	INIT_LIST_HEAD(&sdev->list);
+	sdev->netdev = nd;
+	netdev_hold(nd, &sdev->netdev_tracker, GFP_KERNEL);
+	sdev->port_state = siw_netdev_port_state(nd);
+
+	ibdev->node_type = RDMA_NODE_RNIC;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = num_possible_cpus();
+	ibdev->iw_driver_flags = IW_F_NO_PORT_MAP;
+	memcpy(ibdev->node_desc, SIW_NODE_DESC_COMMON,
+	       sizeof(SIW_NODE_DESC_COMMON));
+	strscpy(ibdev->iw_ifname, netdev_name(nd), sizeof(ibdev->iw_ifname));
+	siw_guid_from_netdev(sdev, nd);
+
+	rv = ib_device_set_netdev(ibdev, nd, 1);
+	if (rv)
+		goto err_netdev;
+
+	/* From here on dealloc_driver undoes the setup above. */
+	list_add_tail(&sdev->list, &siw_devices);
+	ib_set_device_ops(ibdev, &siw_device_ops);
+	ib_set_device_ops(ibdev, &siw_main_ops);
+
+	rv = ib_register_device(ibdev, name, NULL);
+	if (rv) {
+		pr_err("siw: %s: registration on %s failed: %d%s\n", name,
+		       netdev_name(nd), rv,
+		       rv == -EEXIST ? " (device name in use)" : "");
+		mutex_unlock(&siw_dev_lock);
+		ib_dealloc_device(ibdev);
+		return rv;
+	}
+	mutex_unlock(&siw_dev_lock);
+
+	siw_info(sdev, "created on %s (%s), port %s\n", netdev_name(nd),
+		 nd->type == ARPHRD_LOOPBACK ? "loopback" : "ethernet",
+		 sdev->port_state == IB_PORT_ACTIVE ? "active" : "down");
+	return 0;
+
+err_netdev:
+	netdev_put(nd, &sdev->netdev_tracker);
+	free_percpu(sdev->stats);
+err_ida:
+	ida_free(&siw_dev_ida, sdev->id);
+err_dealloc:
+	ib_dealloc_device(ibdev);
+out_unlock:
+	mutex_unlock(&siw_dev_lock);
+	return rv;
+}
+
+static struct rdma_link_ops siw_link_ops = {
+	.type = "siw",
+	.newlink = siw_newlink,
+};
+
+static void siw_port_update(struct siw_device *sdev, struct net_device *nd)
+{
+	enum ib_port_state new = siw_netdev_port_state(nd);
+	enum ib_port_state old;
+
+	spin_lock(&sdev->lock);
+	old = sdev->port_state;
+	sdev->port_state = new;
+	spin_unlock(&sdev->lock);
+
+	if (old == new)
+		return;
+	siw_dbg(sdev, "port %s\n", new == IB_PORT_ACTIVE ? "active" : "down");
+	siw_port_event(sdev, new == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
+						     IB_EVENT_PORT_ERR);
+}
+
+static int siw_netdev_event(struct notifier_block *nb, unsigned long event,
+			    void *arg)
+{
+	struct net_device *nd = netdev_notifier_info_to_dev(arg);
+	struct ib_device *ibdev;
+	struct siw_device *sdev;
+
+	ibdev = ib_device_get_by_netdev(nd, RDMA_DRIVER_SIW);
+	if (!ibdev)
+		return NOTIFY_DONE;
+	sdev = to_siw_dev(ibdev);
+
+	switch (event) {
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+		siw_port_update(sdev, nd);
+		break;
+	case NETDEV_CHANGENAME:
+		strscpy(ibdev->iw_ifname, netdev_name(nd),
+			sizeof(ibdev->iw_ifname));
+		break;
+	case NETDEV_UNREGISTER:
+		siw_info(sdev, "netdev %s going away, removing device\n",
+			 netdev_name(nd));
+		ib_unregister_device_queued(ibdev);
+		break;
+	default:
+		break;
+	}
+	ib_device_put(ibdev);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block siw_netdev_nb = {
+	.notifier_call = siw_netdev_event,
+};
+
+static int __init siw_init(void)
+{
+	int rv;
+
+	siw_tx_wq = alloc_workqueue("siw_tx", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	if (!siw_tx_wq)
+		return -ENOMEM;
+
+	rv = siw_cm_init();
+	if (rv)
+		goto err_wq;
+
+	rv = register_netdevice_notifier(&siw_netdev_nb);
+	if (rv)
+		goto err_cm;
+
+	rdma_link_register(&siw_link_ops);
+	pr_info("siw: software iWARP provider loaded\n");
+	return 0;
+
+err_cm:
+	siw_cm_exit();
+err_wq:
+	destroy_workqueue(siw_tx_wq);
+	return rv;
+}
+
+static void __exit siw_exit(void)
+{
+	rdma_link_unregister(&siw_link_ops);
+	unregister_netdevice_notifier(&siw_netdev_nb);
+	ib_unregister_driver(RDMA_DRIVER_SIW);
+	siw_cm_exit();
+	destroy_workqueue(siw_tx_wq);
+	ida_destroy(&siw_dev_ida);
+	pr_info("siw: unloaded\n");
+}
+
+module_init(siw_init);
+module_exit(siw_exit);

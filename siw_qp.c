@@ -1,0 +1,756 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * siw: QP lifecycle and state machine, work queue consumption (SQ, RQ,
+ * SRQ rings), completion generation and flushing.
+ *
+ * Ownership rules that keep the data path lock-light:
+ *  - SQ ring: consumed by the TX work under sq_lock; tx.sq_wqe belongs
+ *    to the TX work alone.
+ *  - RQ/SRQ ring: consumed by the RX parser under rq_lock (srq->lock);
+ *    rx.rwqe belongs to the RX parser, which runs under the socket lock.
+ *  - ORQ (our reads in flight): pushed by TX, popped by RX, orq_lock.
+ *  - IRQ (peer's reads to answer): pushed by RX, popped by TX, orq_lock.
+ * In-progress work requests are flushed by their owner, so flush
+ * completions keep the order in which the work was posted.
+ */
+#include <linux/vmalloc.h>
+#include <linux/slab.h>
+#include <net/tcp.h>
+
+#include "siw.h"
+
+static void siw_qp_release(struct kref *ref)
+{
+	struct siw_qp *qp = container_of(ref, struct siw_qp, ref);
+
+	complete(&qp->freed);
+}
+
+void siw_qp_get(struct siw_qp *qp)
+{
+	kref_get(&qp->ref);
+}
+
+void siw_qp_put(struct siw_qp *qp)
+{
+	kref_put(&qp->ref, siw_qp_release);
+}
+
+struct siw_qp *siw_qp_lookup(struct siw_device *sdev, u32 id)
+{
+	struct siw_qp *qp;
+
+	rcu_read_lock();
+	qp = xa_load(&sdev->qp_xa, id);
+	if (qp && !kref_get_unless_zero(&qp->ref))
+		qp = NULL;
+	rcu_read_unlock();
+	return qp;
+}
+
+int siw_qp_init(struct siw_qp *qp, struct siw_device *sdev)
+{
+	u32 id;
+	int rv;
+
+	qp->sdev = sdev;
+	kref_init(&qp->ref);
+	init_completion(&qp->freed);
+	spin_lock_init(&qp->state_lock);
+	spin_lock_init(&qp->sq_lock);
+	spin_lock_init(&qp->rq_lock);
+	spin_lock_init(&qp->orq_lock);
+	INIT_WORK(&qp->tx_work, siw_tx_work);
+	qp->attrs.state = SIW_QP_IDLE;
+
+	rv = xa_alloc_cyclic(&sdev->qp_xa, &id, qp, XA_LIMIT(1, 0xffffff),
+			     &sdev->next_qp, GFP_KERNEL);
+	if (rv < 0)
+		return rv;
+	qp->id = id;
+	qp->base.qp_num = id;
+	return 0;
+}
+
+static const char *const siw_qp_state_name[SIW_QP_NUM_STATES] = {
+	[SIW_QP_IDLE] = "IDLE",
+	[SIW_QP_RTS] = "RTS",
+	[SIW_QP_CLOSING] = "CLOSING",
+	[SIW_QP_TERMINATE] = "TERMINATE",
+	[SIW_QP_ERROR] = "ERROR",
+};
+
+enum ib_qp_state siw_qp_ib_state(const struct siw_qp *qp)
+{
+	static const enum ib_qp_state map[SIW_QP_NUM_STATES] = {
+		[SIW_QP_IDLE] = IB_QPS_INIT,
+		[SIW_QP_RTS] = IB_QPS_RTS,
+		[SIW_QP_CLOSING] = IB_QPS_SQD,
+		[SIW_QP_TERMINATE] = IB_QPS_SQE,
+		[SIW_QP_ERROR] = IB_QPS_ERR,
+	};
+
+	return map[READ_ONCE(qp->attrs.state)];
+}
+
+void siw_qp_event(struct siw_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->base.device,
+		.element.qp = &qp->base,
+		.event = type,
+	};
+
+	if (qp->base.event_handler)
+		qp->base.event_handler(&ev, qp->base.qp_context);
+}
+
+void siw_qp_schedule_tx(struct siw_qp *qp)
+{
+	siw_qp_get(qp);
+	if (!queue_work(siw_tx_wq, &qp->tx_work))
+		siw_qp_put(qp);
+}
+
+int siw_qp_to_rts(struct siw_qp *qp, const struct siw_llp_params *p)
+{
+	struct siw_irq_entry *irq = NULL;
+	struct siw_orq_entry *orq = NULL;
+	u32 ird = clamp_t(u32, p->ird, 1, SIW_MAX_IRD);
+	u32 ord = clamp_t(u32, p->ord, 1, SIW_MAX_ORD);
+	int i;
+
+	irq = kvcalloc(ird, sizeof(*irq), GFP_KERNEL);
+	orq = kvcalloc(ord, sizeof(*orq), GFP_KERNEL);
+	if (!irq || !orq) {
+		kvfree(irq);
+		kvfree(orq);
+		return -ENOMEM;
+	}
+
+	spin_lock_bh(&qp->state_lock);
+	if (qp->attrs.state != SIW_QP_IDLE) {
+		spin_unlock_bh(&qp->state_lock);
+		kvfree(irq);
+		kvfree(orq);
+		siw_dbg(qp->sdev, "QP %u: connect in state %s\n", qp_id(qp),
+			siw_qp_state_name[qp->attrs.state]);
+		return -EINVAL;
+	}
+	qp->irq = irq;
+	qp->orq = orq;
+	qp->attrs.ird = ird;
+	qp->attrs.ord = ord;
+	qp->attrs.crc = p->crc;
+	qp->sock = p->sock;
+	qp->cep = p->cep;
+	qp->irq_put = 0;
+	qp->irq_get = 0;
+	qp->orq_put = 0;
+	qp->orq_get = 0;
+	memset(&qp->tx, 0, sizeof(qp->tx));
+	memset(&qp->rx, 0, sizeof(qp->rx));
+	for (i = 0; i < DDP_NUM_QUEUES; i++) {
+		qp->tx.msn_next[i] = 1;
+		qp->rx.msn[i] = 1;
+	}
+	qp->rx.state = SIW_RX_HDR;
+	qp->rx.hdr_need = sizeof(struct iwarp_ctrl);
+	qp->rx.trailer_need = MPA_CRC_SIZE;
+	qp->rtr_send = p->rtr_enable && !p->rtr_wait ? p->rtr_send : 0;
+	qp->rtr_pending = p->rtr_enable && qp->rtr_send;
+	qp->tx_hold = p->rtr_enable && p->rtr_wait;
+	qp->attrs.state = SIW_QP_RTS;
+	spin_unlock_bh(&qp->state_lock);
+
+	siw_dbg(qp->sdev, "QP %u: RTS, ird %u ord %u crc %d\n", qp_id(qp),
+		ird, ord, p->crc);
+	siw_qp_schedule_tx(qp);
+	return 0;
+}
+
+/**
+ * siw_qp_set_state_error - move to ERROR, return the previous state
+ * @qp: the QP
+ *
+ * Only the state changes here; callers decide about events, disconnect
+ * and flushing, which must not run under the state lock.
+ */
+static enum siw_qp_state siw_qp_set_state_error(struct siw_qp *qp)
+{
+	enum siw_qp_state old;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	old = qp->attrs.state;
+	qp->attrs.state = SIW_QP_ERROR;
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+	return old;
+}
+
+void siw_qp_to_error(struct siw_qp *qp)
+{
+	enum siw_qp_state old = siw_qp_set_state_error(qp);
+
+	if (old == SIW_QP_ERROR)
+		return;
+	siw_dbg(qp->sdev, "QP %u: %s -> ERROR\n", qp_id(qp),
+		siw_qp_state_name[old]);
+	if (old != SIW_QP_IDLE && READ_ONCE(qp->cep))
+		siw_cm_qp_disconnect(qp, true);
+	siw_qp_flush(qp);
+	/* let the TX work flush what it owns */
+	if (old != SIW_QP_IDLE)
+		siw_qp_schedule_tx(qp);
+}
+
+void siw_qp_close_graceful(struct siw_qp *qp)
+{
+	bool disc = false;
+
+	spin_lock_bh(&qp->state_lock);
+	if (qp->attrs.state == SIW_QP_RTS) {
+		qp->attrs.state = SIW_QP_CLOSING;
+		disc = true;
+	} else if (qp->attrs.state == SIW_QP_IDLE) {
+		qp->attrs.state = SIW_QP_ERROR;
+	}
+	spin_unlock_bh(&qp->state_lock);
+
+	if (disc)
+		siw_cm_qp_disconnect(qp, false);
+	else
+		siw_qp_flush(qp);
+}
+
+/*
+ * The TCP connection is gone (or going). After this returns the QP never
+ * touches the socket again; everything outstanding is flushed.
+ */
+void siw_qp_llp_closed(struct siw_qp *qp)
+{
+	struct socket *sock;
+
+	siw_qp_set_state_error(qp);
+
+	/* keep the TX work off the socket */
+	cancel_work_sync(&qp->tx_work);
+
+	spin_lock_bh(&qp->state_lock);
+	sock = qp->sock;
+	spin_unlock_bh(&qp->state_lock);
+
+	/* the RX parser runs under the socket lock: exclude it */
+	if (sock) {
+		lock_sock(sock->sk);
+		siw_rx_flush(qp);
+		qp->rx.state = SIW_RX_DEAD;
+		release_sock(sock->sk);
+	}
+
+	spin_lock_bh(&qp->state_lock);
+	qp->sock = NULL;
+	qp->cep = NULL;
+	spin_unlock_bh(&qp->state_lock);
+
+	siw_tx_flush(qp);
+	siw_qp_flush(qp);
+}
+
+void siw_qp_destroy(struct siw_qp *qp)
+{
+	struct siw_device *sdev = qp->sdev;
+
+	siw_qp_to_error(qp);
+	xa_erase(&sdev->qp_xa, qp->id);
+
+	/* CM and iw_cm references go once the connection is closed */
+	siw_qp_put(qp);
+	wait_for_completion(&qp->freed);
+
+	cancel_work_sync(&qp->tx_work);
+	siw_rx_flush(qp);
+	siw_tx_flush(qp);
+	siw_qp_flush(qp);
+
+	kvfree(qp->irq);
+	kvfree(qp->orq);
+	qp->irq = NULL;
+	qp->orq = NULL;
+}
+
+/* ------------------------------------------------------- completions */
+
+static const u8 siw_ib2siw_status[] = {
+	[IB_WC_SUCCESS] = SIW_WC_SUCCESS,
+	[IB_WC_LOC_LEN_ERR] = SIW_WC_LOC_LEN_ERR,
+	[IB_WC_LOC_QP_OP_ERR] = SIW_WC_LOC_QP_OP_ERR,
+	[IB_WC_LOC_PROT_ERR] = SIW_WC_LOC_PROT_ERR,
+	[IB_WC_WR_FLUSH_ERR] = SIW_WC_WR_FLUSH_ERR,
+	[IB_WC_BAD_RESP_ERR] = SIW_WC_BAD_RESP_ERR,
+	[IB_WC_LOC_ACCESS_ERR] = SIW_WC_LOC_ACCESS_ERR,
+	[IB_WC_REM_INV_REQ_ERR] = SIW_WC_REM_INV_REQ_ERR,
+	[IB_WC_REM_ACCESS_ERR] = SIW_WC_REM_ACCESS_ERR,
+	[IB_WC_REM_OP_ERR] = SIW_WC_GENERAL_ERR,
+	[IB_WC_GENERAL_ERR] = SIW_WC_GENERAL_ERR,
+};
+
+static u16 siw_cqe_status(const struct siw_cq *cq, enum ib_wc_status s)
+{
+	if (!cq->user)
+		return s;
+	if (s < ARRAY_SIZE(siw_ib2siw_status) &&
+	    (s == IB_WC_SUCCESS || siw_ib2siw_status[s]))
+		return siw_ib2siw_status[s];
+	return SIW_WC_GENERAL_ERR;
+}
+
+/**
+ * siw_cqe_add - write one completion and notify the consumer if armed
+ * @cq: completion queue
+ * @sqe: work request being completed (id and opcode taken from it)
+ * @opcode: enum siw_opcode to report
+ * @bytes: byte count
+ * @status: completion status
+ * @solicited: completion of a solicited receive
+ * @inval_stag: STag invalidated by the received message, 0 if none
+ * @qp: QP the work request belongs to
+ *
+ * An entry still owned by the consumer is never overwritten: the CQ
+ * overflowed, IB_EVENT_CQ_ERR is raised and -ENOSPC returned.
+ */
+int siw_cqe_add(struct siw_cq *cq, const struct siw_sqe *sqe, u8 opcode,
+		u32 bytes, enum ib_wc_status status, bool solicited,
+		u32 inval_stag, struct siw_qp *qp)
+{
+	struct siw_cqe *cqe;
+	unsigned long flags;
+	bool notify = false;
+	u32 arm;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	cqe = &cq->queue[cq->put % cq->num_cqe];
+	if (READ_ONCE(cqe->flags) & SIW_WQE_VALID) {
+		spin_unlock_irqrestore(&cq->lock, flags);
+		siw_stat_inc(qp->sdev, SIW_STAT_CQ_OVERFLOW);
+		siw_warn(qp->sdev, "CQ %u overflow, QP %u\n", cq->id,
+			 qp_id(qp));
+		if (cq->base.event_handler) {
+			struct ib_event ev = {
+				.device = cq->base.device,
+				.element.cq = &cq->base,
+				.event = IB_EVENT_CQ_ERR,
+			};
+
+			cq->base.event_handler(&ev, cq->base.cq_context);
+		}
+		return -ENOSPC;
+	}
+	cqe->id = sqe->id;
+	cqe->opcode = opcode;
+	cqe->status = siw_cqe_status(cq, status);
+	cqe->bytes = bytes;
+	cqe->imm_data = 0;
+	cqe->inval_stag = inval_stag;
+	if (cq->user)
+		cqe->qp_id = qp_id(qp);
+	else
+		cqe->base_qp = &qp->base;
+	/* the consumer may take the entry once VALID is seen */
+	smp_store_release(&cqe->flags,
+			  SIW_WQE_VALID | (inval_stag && !cq->user ?
+					   SIW_CQE_INVAL : 0));
+	cq->put++;
+
+	/* ctrl->flags is written by user space: read it once */
+	arm = READ_ONCE(cq->ctrl->flags);
+	if ((arm & SIW_NOTIFY_NEXT_COMPLETION) ||
+	    ((arm & SIW_NOTIFY_SOLICITED) &&
+	     (solicited || status != IB_WC_SUCCESS))) {
+		WRITE_ONCE(cq->ctrl->flags, SIW_NOTIFY_NOT);
+		notify = true;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	if (notify && cq->base.comp_handler)
+		cq->base.comp_handler(&cq->base, cq->base.cq_context);
+	return 0;
+}
+
+void siw_wqe_release(struct siw_wqe *wqe)
+{
+	int i;
+
+	for (i = 0; i < SIW_MAX_SGE; i++) {
+		if (wqe->mr[i]) {
+			siw_mr_put(wqe->mr[i]);
+			wqe->mr[i] = NULL;
+		}
+	}
+	wqe->active = false;
+}
+
+void siw_wqe_complete(struct siw_qp *qp, struct siw_wqe *wqe,
+		      enum ib_wc_status status, bool recv, u32 bytes,
+		      u32 inval_stag, bool solicited)
+{
+	struct siw_sqe *sqe = &wqe->sqe;
+
+	if (recv) {
+		siw_cqe_add(qp->rcq, sqe, SIW_OP_RECEIVE, bytes, status,
+			    solicited, inval_stag, qp);
+	} else if ((sqe->flags & SIW_WQE_SIGNALLED) || qp->sig_all ||
+		   status != IB_WC_SUCCESS) {
+		siw_cqe_add(qp->scq, sqe, sqe->opcode, bytes, status, false,
+			    0, qp);
+	}
+	siw_wqe_release(wqe);
+}
+
+/* ------------------------------------------------- work queue rings */
+
+static bool siw_opcode_ok(const struct siw_qp *qp, u8 op)
+{
+	switch (op) {
+	case SIW_OP_WRITE:
+	case SIW_OP_READ:
+	case SIW_OP_SEND:
+	case SIW_OP_SEND_REMOTE_INV:
+		return true;
+	case SIW_OP_READ_LOCAL_INV:
+	case SIW_OP_INVAL_STAG:
+	case SIW_OP_REG_MR:
+		return !qp->user;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Validate a private copy of an SQE. Returns the completion status for
+ * a bad one (it completes in error), IB_WC_SUCCESS otherwise.
+ */
+static enum ib_wc_status siw_sqe_check(struct siw_qp *qp,
+				       struct siw_wqe *wqe)
+{
+	struct siw_sqe *sqe = &wqe->sqe;
+	u64 total = 0;
+	int i;
+
+	if (!siw_opcode_ok(qp, sqe->opcode))
+		return IB_WC_LOC_QP_OP_ERR;
+
+	if (sqe->opcode == SIW_OP_INVAL_STAG || sqe->opcode == SIW_OP_REG_MR) {
+		wqe->bytes = 0;
+		return IB_WC_SUCCESS;
+	}
+	if (sqe->flags & SIW_WQE_INLINE) {
+		if (sqe->opcode != SIW_OP_SEND && sqe->opcode != SIW_OP_WRITE &&
+		    sqe->opcode != SIW_OP_SEND_REMOTE_INV)
+			return IB_WC_LOC_QP_OP_ERR;
+		if (sqe->sge[0].length > SIW_MAX_INLINE)
+			return IB_WC_LOC_LEN_ERR;
+		sqe->num_sge = sqe->sge[0].length ? 1 : 0;
+		wqe->bytes = sqe->sge[0].length;
+		return IB_WC_SUCCESS;
+	}
+	if (sqe->num_sge > qp->attrs.sq_max_sges)
+		return IB_WC_LOC_QP_OP_ERR;
+	if ((sqe->opcode == SIW_OP_READ || sqe->opcode == SIW_OP_READ_LOCAL_INV) &&
+	    sqe->num_sge > SIW_MAX_SGE_RD)
+		return IB_WC_LOC_QP_OP_ERR;
+	for (i = 0; i < sqe->num_sge; i++)
+		total += sqe->sge[i].length;
+	if (total > U32_MAX)
+		return IB_WC_LOC_LEN_ERR;
+	wqe->bytes = total;
+	return IB_WC_SUCCESS;
+}
+
+/**
+ * siw_sqe_fetch - take the next SQE from the send ring into @wqe
+ * @qp: the QP
+ * @wqe: private copy to fill
+ * @flush: taking it off to flush it: no fence or ORD wait
+ *
+ * Returns 0 with a valid WQE, -ENOENT if the ring is empty, -EBUSY if
+ * the next WQE must wait (read fence or ORD exhausted; it stays in the
+ * ring), or -EINVAL for a malformed WQE (taken off the ring; @wqe->status
+ * says how to complete it).
+ */
+int siw_sqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe, bool flush)
+{
+	struct siw_sqe *slot;
+	unsigned long flags;
+	bool orq_busy, orq_full;
+	int rv = 0;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	slot = &qp->sendq[qp->sq_get % qp->attrs.sq_size];
+	if (!(smp_load_acquire(&slot->flags) & SIW_WQE_VALID)) {
+		spin_unlock_irqrestore(&qp->sq_lock, flags);
+		return -ENOENT;
+	}
+	memcpy(&wqe->sqe, slot, sizeof(wqe->sqe));
+
+	spin_lock(&qp->orq_lock);
+	orq_busy = qp->orq_put != qp->orq_get;
+	orq_full = qp->orq_put - qp->orq_get >= qp->attrs.ord;
+	spin_unlock(&qp->orq_lock);
+
+	if (flush) {
+		/* taken off only to be flushed */
+	} else if (((wqe->sqe.flags & SIW_WQE_READ_FENCE) && orq_busy) ||
+	    ((wqe->sqe.opcode == SIW_OP_READ ||
+	      wqe->sqe.opcode == SIW_OP_READ_LOCAL_INV) && orq_full)) {
+		spin_unlock_irqrestore(&qp->sq_lock, flags);
+		return -EBUSY;
+	}
+	WRITE_ONCE(slot->flags, 0);
+	qp->sq_get++;
+
+	memset(wqe->mr, 0, sizeof(wqe->mr));
+	wqe->done = 0;
+	wqe->status = siw_sqe_check(qp, wqe);
+	wqe->active = wqe->status == IB_WC_SUCCESS;
+	if (!wqe->active) {
+		siw_stat_inc(qp->sdev, SIW_STAT_BAD_WQE);
+		siw_dbg(qp->sdev, "QP %u: bad SQE opcode %u num_sge %u flags 0x%x\n",
+			qp_id(qp), wqe->sqe.opcode, wqe->sqe.num_sge,
+			wqe->sqe.flags);
+		rv = -EINVAL;
+	}
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	return rv;
+}
+
+static void siw_srq_limit_check(struct siw_srq *srq)
+{
+	struct siw_rqe *next;
+
+	if (!srq->armed || !srq->limit)
+		return;
+	/* fewer than limit posted if the limit-th next slot is empty */
+	next = &srq->queue[(srq->get + srq->limit - 1) % srq->num_rqe];
+	if (READ_ONCE(next->flags) & SIW_WQE_VALID)
+		return;
+	srq->armed = false;
+	if (srq->base.event_handler) {
+		struct ib_event ev = {
+			.device = srq->base.device,
+			.element.srq = &srq->base,
+			.event = IB_EVENT_SRQ_LIMIT_REACHED,
+		};
+
+		srq->base.event_handler(&ev, srq->base.srq_context);
+	}
+}
+
+/**
+ * siw_rqe_fetch - take the next receive WQE (RQ or SRQ) into @wqe
+ * @qp: the QP
+ * @wqe: private copy to fill
+ *
+ * Returns 0, -ENOENT if nothing is posted, -EINVAL for a malformed RQE
+ * (taken off the ring, to be completed with @wqe->status).
+ */
+int siw_rqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe)
+{
+	struct siw_srq *srq = qp->srq;
+	struct siw_rqe *ring, *slot;
+	unsigned long flags;
+	spinlock_t *lock;
+	u32 *get, n, max_sge;
+	u64 total = 0;
+	int i;
+
+	if (srq) {
+		lock = &srq->lock;
+		ring = srq->queue;
+		get = &srq->get;
+		n = srq->num_rqe;
+		max_sge = srq->base.srq_type == IB_SRQT_BASIC ? SIW_MAX_SGE : 0;
+	} else {
+		lock = &qp->rq_lock;
+		ring = qp->recvq;
+		get = &qp->rq_get;
+		n = qp->attrs.rq_size;
+		max_sge = qp->attrs.rq_max_sges;
+	}
+	if (!n)
+		return -ENOENT;
+
+	spin_lock_irqsave(lock, flags);
+	slot = &ring[*get % n];
+	if (!(smp_load_acquire(&slot->flags) & SIW_WQE_VALID)) {
+		spin_unlock_irqrestore(lock, flags);
+		return -ENOENT;
+	}
+	memset(&wqe->sqe, 0, sizeof(wqe->sqe));
+	wqe->sqe.id = slot->id;
+	wqe->sqe.num_sge = slot->num_sge;
+	memcpy(wqe->sqe.sge, slot->sge, sizeof(wqe->sqe.sge));
+	WRITE_ONCE(slot->flags, 0);
+	(*get)++;
+	if (srq)
+		siw_srq_limit_check(srq);
+	spin_unlock_irqrestore(lock, flags);
+
+	memset(wqe->mr, 0, sizeof(wqe->mr));
+	wqe->done = 0;
+	wqe->sqe.opcode = SIW_OP_RECEIVE;
+	wqe->status = IB_WC_SUCCESS;
+	if (wqe->sqe.num_sge > max_sge) {
+		wqe->status = IB_WC_LOC_QP_OP_ERR;
+	} else {
+		for (i = 0; i < wqe->sqe.num_sge; i++)
+			total += wqe->sqe.sge[i].length;
+		if (total > U32_MAX)
+			wqe->status = IB_WC_LOC_LEN_ERR;
+	}
+	wqe->bytes = total;
+	wqe->active = wqe->status == IB_WC_SUCCESS;
+	if (!wqe->active) {
+		siw_stat_inc(qp->sdev, SIW_STAT_BAD_WQE);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * siw_wqe_resolve - look up and check the local MRs of a WQE's SGL
+ * @qp: the QP
+ * @wqe: WQE with a validated SGL
+ * @write: local memory is written (receive, read sink)
+ *
+ * References are held in @wqe->mr until siw_wqe_release().
+ * Returns IB_WC_SUCCESS or the completion status for the failure.
+ */
+int siw_wqe_resolve(struct siw_qp *qp, struct siw_wqe *wqe, bool write)
+{
+	struct siw_sqe *sqe = &wqe->sqe;
+	int i;
+
+	if (sqe->flags & SIW_WQE_INLINE)
+		return IB_WC_SUCCESS;
+
+	for (i = 0; i < sqe->num_sge; i++) {
+		struct siw_sge *sge = &sqe->sge[i];
+		struct siw_mr *mr;
+
+		if (!sge->length)
+			continue;
+		mr = siw_mr_lookup(qp->sdev, sge->lkey);
+		if (!mr) {
+			siw_dbg(qp->sdev, "QP %u: unknown lkey 0x%x\n",
+				qp_id(qp), sge->lkey);
+			return IB_WC_LOC_PROT_ERR;
+		}
+		wqe->mr[i] = mr;
+		if (siw_mr_check(mr, qp->pd, write ? IB_ACCESS_LOCAL_WRITE : 0,
+				 sge->laddr, sge->length, false)) {
+			siw_dbg(qp->sdev, "QP %u: lkey 0x%x check failed\n",
+				qp_id(qp), sge->lkey);
+			return IB_WC_LOC_PROT_ERR;
+		}
+	}
+	return IB_WC_SUCCESS;
+}
+
+/* ----------------------------------------------------------- flush */
+
+static void siw_flush_sq_ring(struct siw_qp *qp)
+{
+	struct siw_wqe wqe;
+
+	while (siw_sqe_fetch(qp, &wqe, true) != -ENOENT) {
+		if (wqe.status == IB_WC_SUCCESS)
+			wqe.status = IB_WC_WR_FLUSH_ERR;
+		/* flush errors always complete, signaled or not */
+		siw_cqe_add(qp->scq, &wqe.sqe, wqe.sqe.opcode, 0,
+			    IB_WC_WR_FLUSH_ERR, false, 0, qp);
+		siw_wqe_release(&wqe);
+	}
+}
+
+static void siw_flush_orq(struct siw_qp *qp)
+{
+	struct siw_orq_entry *e;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->orq_lock, flags);
+	while (qp->orq && qp->orq_get != qp->orq_put) {
+		e = &qp->orq[qp->orq_get % qp->attrs.ord];
+		qp->orq_get++;
+		spin_unlock_irqrestore(&qp->orq_lock, flags);
+		siw_cqe_add(qp->scq, &e->wqe.sqe, e->wqe.sqe.opcode, 0,
+			    IB_WC_WR_FLUSH_ERR, false, 0, qp);
+		siw_wqe_release(&e->wqe);
+		spin_lock_irqsave(&qp->orq_lock, flags);
+	}
+	qp->irq_get = qp->irq_put;
+	spin_unlock_irqrestore(&qp->orq_lock, flags);
+}
+
+static void siw_flush_rq_ring(struct siw_qp *qp)
+{
+	struct siw_wqe wqe;
+
+	if (qp->srq)
+		return;
+	while (siw_rqe_fetch(qp, &wqe) != -ENOENT)
+		siw_wqe_complete(qp, &wqe, IB_WC_WR_FLUSH_ERR, true, 0, 0,
+				 false);
+}
+
+/*
+ * Complete everything queued with IB_WC_WR_FLUSH_ERR, oldest first.
+ * Work an owner still holds (TX or RX in progress) is flushed by that
+ * owner, which then flushes the rings behind it: while it is active the
+ * rings are left alone so completions stay in order.
+ */
+void siw_qp_flush(struct siw_qp *qp)
+{
+	if (READ_ONCE(qp->attrs.state) != SIW_QP_ERROR)
+		return;
+	if (!READ_ONCE(qp->tx.sq_wqe.active)) {
+		siw_flush_orq(qp);
+		siw_flush_sq_ring(qp);
+	}
+	if (!READ_ONCE(qp->rx.rwqe.active))
+		siw_flush_rq_ring(qp);
+}
+
+/* Flush what the TX side owns: its current WQE, then the rings. */
+void siw_tx_flush(struct siw_qp *qp)
+{
+	struct siw_wqe *wqe = &qp->tx.sq_wqe;
+
+	siw_flush_orq(qp);
+	if (wqe->active)
+		siw_wqe_complete(qp, wqe, IB_WC_WR_FLUSH_ERR, false, 0, 0,
+				 false);
+	siw_wqe_release(&qp->tx.rresp);
+	qp->tx.wqe = NULL;
+	qp->tx.active = false;
+	qp->tx.fpdu_busy = false;
+	siw_flush_sq_ring(qp);
+}
+
+/* Flush what the RX side owns; caller excludes the RX parser. */
+void siw_rx_flush(struct siw_qp *qp)
+{
+	struct siw_rx *rx = &qp->rx;
+
+	if (rx->rwqe.active)
+		siw_wqe_complete(qp, &rx->rwqe, IB_WC_WR_FLUSH_ERR, true, 0, 0,
+				 false);
+	if (rx->rresp.active)
+		siw_wqe_complete(qp, &rx->rresp, IB_WC_WR_FLUSH_ERR, false,
+				 0, 0, false);
+	if (rx->tmr) {
+		siw_mr_put(rx->tmr);
+		rx->tmr = NULL;
+	}
+	siw_flush_rq_ring(qp);
+}
