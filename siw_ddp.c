@@ -29,20 +29,11 @@ static bool siw_op_tagged(unsigned int op)
 	return op == RDMAP_WRITE || op == RDMAP_READ_RESP;
 }
 
-/*
- * Largest payload of one FPDU so that the whole FPDU fits one TCP
- * segment (RFC 5044 MULPDU), a multiple of 4 so no pad is needed
- * except on the last segment.
- */
+/* Largest payload of one FPDU of @op on this connection */
 u32 siw_tx_seg_max(struct siw_qp *qp, unsigned int op)
 {
-	u32 mss = READ_ONCE(tcp_sk(qp->sock->sk)->mss_cache);
-	u32 over = MPA_HDR_SIZE + siw_ddp_hdr_len(op) + MPA_CRC_SIZE;
-	u32 room;
-
-	mss = clamp_t(u32, mss, 256, MPA_MAX_ULPDU - 64);
-	room = mss > over ? mss - over : 4;
-	return max_t(u32, room & ~3U, 4);
+	return mpa_seg_max(READ_ONCE(tcp_sk(qp->sock->sk)->mss_cache),
+			   siw_ddp_hdr_len(op));
 }
 
 /**
@@ -163,7 +154,9 @@ int siw_ddp_rx_hdr(struct siw_qp *qp)
 			return siw_rx_err(qp, TERM_LAYER_DDP,
 					  TERM_DDP_ETYPE_UNTAGGED,
 					  TERM_DDP_U_INV_QN, "bad queue number");
-		if (be32_to_cpu(h->msn) != rx->msn[qn])
+		/* a Terminate is taken whatever its MSN says */
+		if (qn != DDP_QN_TERMINATE &&
+		    be32_to_cpu(h->msn) != rx->msn[qn])
 			return siw_rx_err(qp, TERM_LAYER_DDP,
 					  TERM_DDP_ETYPE_UNTAGGED,
 					  TERM_DDP_U_INV_MSN_RANGE, "bad MSN");

@@ -14,12 +14,6 @@
 
 #include "siw.h"
 
-/* MPA CRC: CRC32c, complemented, least significant byte first (as iSCSI) */
-static __le32 siw_crc_final(u32 crc)
-{
-	return cpu_to_le32(~crc);
-}
-
 /* ---------------------------------------------------------- receive */
 
 static void siw_rx_reset(struct siw_rx *rx)
@@ -81,7 +75,7 @@ static int siw_rx_trailer_done(struct siw_qp *qp)
 		if (pad)
 			rx->crc = crc32c(rx->crc, rx->trailer, pad);
 		memcpy(&got, rx->trailer + pad, sizeof(got));
-		if (got != siw_crc_final(rx->crc)) {
+		if (got != mpa_crc_wire(rx->crc)) {
 			siw_stat_inc(qp->sdev, SIW_STAT_RX_CRC_ERR);
 			siw_warn(qp->sdev, "QP %u: MPA CRC error, terminating\n",
 				 qp_id(qp));
@@ -272,7 +266,7 @@ void siw_tx_fpdu_seal(struct siw_qp *qp)
 			kunmap_local(p);
 		}
 		crc = crc32c(crc, tx->trailer, pad);
-		crc_wire = siw_crc_final(crc);
+		crc_wire = mpa_crc_wire(crc);
 	}
 	memcpy(tx->trailer + pad, &crc_wire, MPA_CRC_SIZE);
 	tx->trailer_len = pad + MPA_CRC_SIZE;

@@ -188,6 +188,13 @@ static enum siw_qp_state siw_qp_set_state_error(struct siw_qp *qp)
 	return old;
 }
 
+/**
+ * siw_qp_to_error - move to ERROR, close the connection, flush
+ * @qp: the QP
+ *
+ * After a Terminate went out the close is graceful, so the peer gets to
+ * read it; otherwise the connection is reset.
+ */
 void siw_qp_to_error(struct siw_qp *qp)
 {
 	enum siw_qp_state old = siw_qp_set_state_error(qp);
@@ -197,7 +204,7 @@ void siw_qp_to_error(struct siw_qp *qp)
 	siw_dbg(qp->sdev, "QP %u: %s -> ERROR\n", qp_id(qp),
 		siw_qp_state_name[old]);
 	if (old != SIW_QP_IDLE && READ_ONCE(qp->cep))
-		siw_cm_qp_disconnect(qp, true);
+		siw_cm_qp_disconnect(qp, !qp->term_sent);
 	siw_qp_flush(qp);
 	/* let the TX work flush what it owns */
 	if (old != SIW_QP_IDLE)
@@ -233,8 +240,9 @@ void siw_qp_llp_closed(struct siw_qp *qp)
 
 	siw_qp_set_state_error(qp);
 
-	/* keep the TX work off the socket */
-	cancel_work_sync(&qp->tx_work);
+	/* the TX work flushes what it owns and keeps off the socket */
+	siw_qp_schedule_tx(qp);
+	flush_work(&qp->tx_work);
 
 	spin_lock_bh(&qp->state_lock);
 	sock = qp->sock;
@@ -253,7 +261,6 @@ void siw_qp_llp_closed(struct siw_qp *qp)
 	qp->cep = NULL;
 	spin_unlock_bh(&qp->state_lock);
 
-	siw_tx_flush(qp);
 	siw_qp_flush(qp);
 }
 

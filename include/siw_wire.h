@@ -60,6 +60,33 @@ static inline unsigned int mpa_pad(unsigned int ulpdu_len)
 	return (4 - ((ulpdu_len + MPA_HDR_SIZE) & 3)) & 3;
 }
 
+/**
+ * mpa_seg_max - payload bytes one FPDU may carry
+ * @mss: TCP maximum segment size of the connection
+ * @ddp_hdr_len: DDP/RDMAP header bytes of the segment
+ *
+ * The whole FPDU (length field, header, payload, CRC) fits one TCP
+ * segment (RFC 5044 MULPDU). The result is a multiple of 4, so only a
+ * message's last segment needs pad, and stays clear of the 16 bit
+ * ULPDU length limit.
+ */
+static inline u32 mpa_seg_max(u32 mss, u32 ddp_hdr_len)
+{
+	u32 over = MPA_HDR_SIZE + ddp_hdr_len + MPA_CRC_SIZE;
+
+	if (mss < 256)
+		mss = 256;
+	if (mss > MPA_MAX_ULPDU - 64)
+		mss = MPA_MAX_ULPDU - 64;
+	return (mss - over) & ~3U;
+}
+
+/* MPA CRC on the wire: CRC32c complemented, least significant byte first */
+static inline __le32 mpa_crc_wire(u32 crc32c_state)
+{
+	return cpu_to_le32(~crc32c_state);
+}
+
 /* ------------------------------------------------------- DDP / RDMAP */
 
 /* First 16 bits after the MPA length: DDP control, RDMAP control */
