@@ -7,6 +7,7 @@
 #include <linux/highmem.h>
 #include <linux/skbuff.h>
 #include <net/tcp.h>
+#include <kunit/visibility.h>
 
 #include "siw.h"
 
@@ -23,6 +24,7 @@ unsigned int siw_ddp_hdr_len(unsigned int op)
 		return sizeof(struct iwarp_untagged_hdr) - MPA_HDR_SIZE;
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_ddp_hdr_len);
 
 static bool siw_op_tagged(unsigned int op)
 {
@@ -98,6 +100,7 @@ void siw_ddp_tx_hdr(struct siw_tx *tx, u32 seg_len, bool last)
 	}
 	tx->hdr_len = MPA_HDR_SIZE + hlen;
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_ddp_tx_hdr);
 
 /* ---------------------------------------------------------- receive */
 
