@@ -1,0 +1,2024 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * siw: connection management.
+ *
+ * Every TCP connection is owned by one endpoint (struct siw_cep). All of
+ * its state changes run under the endpoint mutex, either in the endpoint
+ * work item (socket activity, timers, QP requests) or in an iw_cm verb
+ * (accept, reject). Socket callbacks and siw_cm_qp_disconnect() never
+ * change state; they set an event bit and queue the work item.
+ *
+ * Listening sockets are shared per (netns, address, port): rdma_cm asks
+ * every device to listen on a wildcard address, and two devices of one
+ * namespace cannot bind the same port twice. A shared socket hands each
+ * new connection to the device that owns the connection's local address.
+ *
+ * Reference counting of an endpoint: one reference for the connection
+ * (dropped when the socket is released), one per queued work item or
+ * armed timer, and one for an iw_cm child id that may still call accept
+ * or reject (passive side, after CONNECT_REQUEST was delivered).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/net.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/inetdevice.h>
+#include <linux/tcp.h>
+#include <linux/jiffies.h>
+#include <linux/rcupdate.h>
+#include <net/sock.h>
+#include <net/tcp_states.h>
+#include <net/ipv6.h>
+#include <net/addrconf.h>
+#include <net/net_namespace.h>
+
+#include "siw.h"
+
+/* TCP handshake limit of an active connect */
+#define SIW_CONNECT_TIMEOUT_MS	10000
+/* how long a delivered connection request waits for accept/reject */
+#define SIW_ULP_ANSWER_MS	30000
+/* after our FIN, how long to wait for the peer's */
+#define SIW_CLOSE_TIMEOUT_MS	5000
+
+static int mpa_rev = MPA_REVISION_2;
+static bool mpa_p2p;
+static unsigned int mpa_timeout_ms = 10000;
+
+static int siw_param_set_rev(const char *val, const struct kernel_param *kp)
+{
+	int rev, rv;
+
+	rv = kstrtoint(val, 0, &rev);
+	if (rv)
+		return rv;
+	if (rev != MPA_REVISION_1 && rev != MPA_REVISION_2)
+		return -EINVAL;
+	WRITE_ONCE(*(int *)kp->arg, rev);
+	return 0;
+}
+
+static const struct kernel_param_ops siw_rev_ops = {
+	.set = siw_param_set_rev,
+	.get = param_get_int,
+};
+
+module_param_cb(mpa_rev, &siw_rev_ops, &mpa_rev, 0644);
+MODULE_PARM_DESC(mpa_rev,
+		 "MPA revision to request: 1 or 2 (RFC 6581, default)");
+
+module_param(mpa_p2p, bool, 0644);
+MODULE_PARM_DESC(mpa_p2p,
+		 "Request MPA v2 peer-to-peer mode with a ready-to-receive message (default off)");
+
+static int siw_param_set_timeout(const char *val,
+				 const struct kernel_param *kp)
+{
+	unsigned int ms;
+	int rv;
+
+	rv = kstrtouint(val, 0, &ms);
+	if (rv)
+		return rv;
+	if (ms < 100 || ms > 600000)
+		return -ERANGE;
+	WRITE_ONCE(*(unsigned int *)kp->arg, ms);
+	return 0;
+}
+
+static const struct kernel_param_ops siw_timeout_ops = {
+	.set = siw_param_set_timeout,
+	.get = param_get_uint,
+};
+
+module_param_cb(mpa_timeout_ms, &siw_timeout_ops, &mpa_timeout_ms, 0644);
+MODULE_PARM_DESC(mpa_timeout_ms,
+		 "Time allowed for the MPA request/reply exchange, ms (100..600000, default 10000)");
+
+static struct workqueue_struct *siw_cm_wq;
+
+enum siw_cep_state {
+	SIW_CEP_IDLE,
+	SIW_CEP_CONNECTING,	/* active: TCP handshake */
+	SIW_CEP_AWAIT_REPLY,	/* active: MPA request sent */
+	SIW_CEP_AWAIT_REQUEST,	/* passive: accepted, reading MPA request */
+	SIW_CEP_AWAIT_ULP,	/* passive: CONNECT_REQUEST delivered */
+	SIW_CEP_RDMA,		/* attached to a QP */
+	SIW_CEP_CLOSING,	/* our FIN sent, waiting for the peer's */
+	SIW_CEP_CLOSED,		/* socket released; nothing left but memory */
+};
+
+static const char * const siw_cep_state_name[] = {
+	[SIW_CEP_IDLE] = "IDLE",
+	[SIW_CEP_CONNECTING] = "CONNECTING",
+	[SIW_CEP_AWAIT_REPLY] = "AWAIT_REPLY",
+	[SIW_CEP_AWAIT_REQUEST] = "AWAIT_REQUEST",
+	[SIW_CEP_AWAIT_ULP] = "AWAIT_ULP",
+	[SIW_CEP_RDMA] = "RDMA",
+	[SIW_CEP_CLOSING] = "CLOSING",
+	[SIW_CEP_CLOSED] = "CLOSED",
+};
+
+/* bits of siw_cep.events */
+enum {
+	SIW_EV_SOCK,		/* socket readable or state changed */
+	SIW_EV_TIMEOUT,		/* timer expired */
+	SIW_EV_DISCONNECT,	/* QP asks for a graceful close */
+	SIW_EV_ABORT,		/* QP asks for an abortive close */
+	SIW_EV_KILL,		/* listener or namespace gone */
+};
+
+struct siw_listener;
+
+struct siw_cep {
+	struct kref ref;
+	struct rcu_head rcu;
+	struct list_head all;		/* on siw_ceps */
+	struct mutex mtx;		/* serializes the state machine */
+	enum siw_cep_state state;
+	unsigned long events;		/* SIW_EV_* bits */
+	struct work_struct work;
+	struct delayed_work timer;
+	unsigned long deadline;
+	bool armed;
+
+	struct siw_device *sdev;
+	struct net *net;		/* compared only, never dereferenced */
+	bool dev_ref;			/* holds an ib_device reference */
+	bool active;
+	bool connect_sent;
+	struct socket *sock;
+	bool hooked;
+	void (*orig_data_ready)(struct sock *sk);
+	void (*orig_state_change)(struct sock *sk);
+	void (*orig_write_space)(struct sock *sk);
+
+	struct siw_qp *qp;		/* referenced */
+	struct siw_qp *rx_qp;		/* published, under sk_callback_lock */
+	bool attached;			/* siw_qp_to_rts() succeeded */
+	struct iw_cm_id *cm_id;		/* add_ref held */
+	bool cm_open;			/* a CLOSE event is owed to cm_id */
+	bool provider_ref;		/* iw_cm child may call accept/reject */
+	struct siw_listener *listener;	/* until CONNECT_REQUEST delivered */
+	struct list_head lnode;		/* on listener->pending */
+
+	struct sockaddr_storage laddr;
+	struct sockaddr_storage raddr;
+
+	/* MPA negotiation */
+	u8 rev;				/* revision we send */
+	bool v2;			/* frames carry struct mpa_v2_data */
+	bool crc;			/* active: asked; passive: decided */
+	bool p2p;			/* active: offered; passive: asked */
+	u16 ird;			/* active: what the ULP asked for */
+	u16 ord;
+	u16 peer_ird;			/* passive: from the request */
+	u16 peer_ord;
+	u16 offer_ird;			/* passive: RTR bits offered */
+	u16 offer_ord;
+	u8 ev_ird;			/* ird/ord reported in events */
+	u8 ev_ord;
+	void *ulp_pd;			/* active: ULP private data */
+	u16 ulp_pd_len;
+
+	u32 rx_have;			/* bytes of the MPA frame received */
+	struct mpa_rr rx_hdr;
+	u8 rx_pd[MPA_MAX_PRIVDATA];
+};
+
+/* A kernel listening socket, shared by the devices listening on it */
+struct siw_lgroup {
+	struct kref ref;		/* one per member, plus namespace exit */
+	struct list_head node;		/* on siw_lgroups while !dead */
+	struct list_head dnode;		/* on a dying namespace's list */
+	struct list_head members;	/* struct siw_listener */
+	struct socket *sock;		/* NULL once the namespace died */
+	struct sockaddr_storage addr;
+	struct net *net;		/* compared only */
+	bool afonly;
+	bool dead;			/* unlinked; whoever set it releases */
+	struct work_struct accept_work;
+	void (*orig_data_ready)(struct sock *sk);
+};
+
+/* One iw_cm listen of one device */
+struct siw_listener {
+	struct list_head node;		/* on grp->members */
+	struct list_head pending;	/* endpoints before CONNECT_REQUEST */
+	struct siw_lgroup *grp;
+	struct iw_cm_id *cm_id;
+	struct siw_device *sdev;
+};
+
+/* siw_lgroups, group members and listener pending lists */
+static DEFINE_MUTEX(siw_listen_mutex);
+static LIST_HEAD(siw_lgroups);
+
+/* every endpoint, so unload and namespace exit can find them */
+static DEFINE_SPINLOCK(siw_ceps_lock);
+static LIST_HEAD(siw_ceps);
+
+static void siw_lsock_data_ready(struct sock *sk);
+static void siw_cep_work(struct work_struct *w);
+static void siw_cep_timer(struct work_struct *w);
+
+/* ------------------------------------------------------- addresses */
+
+static int siw_addr_size(const struct sockaddr_storage *a)
+{
+	return a->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+					  sizeof(struct sockaddr_in);
+}
+
+static bool siw_addr_family_ok(const struct sockaddr_storage *a)
+{
+	return a->ss_family == AF_INET || a->ss_family == AF_INET6;
+}
+
+static u16 siw_addr_port(const struct sockaddr_storage *a)
+{
+	if (a->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)a)->sin6_port);
+	return ntohs(((const struct sockaddr_in *)a)->sin_port);
+}
+
+static void siw_addr_set_port(struct sockaddr_storage *a, u16 port)
+{
+	if (a->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)a)->sin6_port = htons(port);
+	else
+		((struct sockaddr_in *)a)->sin_port = htons(port);
+}
+
+static bool siw_addr_is_any(const struct sockaddr_storage *a)
+{
+	if (a->ss_family == AF_INET6)
+		return ipv6_addr_any(&((const struct sockaddr_in6 *)a)->sin6_addr);
+	return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+	       htonl(INADDR_ANY);
+}
+
+static bool siw_addr_equal(const struct sockaddr_storage *a,
+			   const struct sockaddr_storage *b)
+{
+	const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)a;
+	const struct sockaddr_in6 *b6 = (const struct sockaddr_in6 *)b;
+	const struct sockaddr_in *a4 = (const struct sockaddr_in *)a;
+	const struct sockaddr_in *b4 = (const struct sockaddr_in *)b;
+
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return a4->sin_port == b4->sin_port &&
+		       a4->sin_addr.s_addr == b4->sin_addr.s_addr;
+	return a6->sin6_port == b6->sin6_port &&
+	       ipv6_addr_equal(&a6->sin6_addr, &b6->sin6_addr) &&
+	       a6->sin6_scope_id == b6->sin6_scope_id;
+}
+
+/* IPv4 peers of a dual stack socket are reported as plain IPv4 */
+static void siw_addr_unmap(struct sockaddr_storage *a)
+{
+	const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)a;
+	struct sockaddr_in a4 = { .sin_family = AF_INET };
+
+	if (a->ss_family != AF_INET6 || !ipv6_addr_v4mapped(&a6->sin6_addr))
+		return;
+	a4.sin_port = a6->sin6_port;
+	a4.sin_addr.s_addr = a6->sin6_addr.s6_addr32[3];
+	memset(a, 0, sizeof(*a));
+	memcpy(a, &a4, sizeof(a4));
+}
+
+static int siw_sock_addrs(struct socket *s, struct sockaddr_storage *local,
+			  struct sockaddr_storage *remote)
+{
+	int rv;
+
+	memset(local, 0, sizeof(*local));
+	memset(remote, 0, sizeof(*remote));
+	rv = kernel_getsockname(s, (struct sockaddr *)local);
+	if (rv < 0)
+		return rv;
+	rv = kernel_getpeername(s, (struct sockaddr *)remote);
+	if (rv < 0)
+		return rv;
+	siw_addr_unmap(local);
+	siw_addr_unmap(remote);
+	return 0;
+}
+
+static bool siw_ipv4_on_netdev(struct net_device *nd, __be32 addr)
+{
+	const struct in_ifaddr *ifa;
+	struct in_device *idev;
+	bool found = false;
+
+	if (ipv4_is_loopback(addr) && (nd->flags & IFF_LOOPBACK))
+		return true;
+	rcu_read_lock();
+	idev = __in_dev_get_rcu(nd);
+	if (idev) {
+		in_dev_for_each_ifa_rcu(ifa, idev) {
+			if (ifa->ifa_local == addr) {
+				found = true;
+				break;
+			}
+		}
+	}
+	rcu_read_unlock();
+	return found;
+}
+
+/* Is @a an address of @nd (the device a wildcard listener serves)? */
+static bool siw_addr_on_netdev(struct net_device *nd,
+			       const struct sockaddr_storage *a)
+{
+	const struct in6_addr *ip6;
+
+	if (a->ss_family == AF_INET)
+		return siw_ipv4_on_netdev(nd,
+				((const struct sockaddr_in *)a)->sin_addr.s_addr);
+	if (a->ss_family != AF_INET6)
+		return false;
+	ip6 = &((const struct sockaddr_in6 *)a)->sin6_addr;
+	if (ipv6_addr_v4mapped(ip6))
+		return siw_ipv4_on_netdev(nd, ip6->s6_addr32[3]);
+	if (ipv6_addr_loopback(ip6) && (nd->flags & IFF_LOOPBACK))
+		return true;
+	return ipv6_chk_addr(dev_net(nd), ip6, nd, 1);
+}
+
+/* ------------------------------------------------------- endpoints */
+
+static void siw_cep_free(struct kref *ref)
+{
+	struct siw_cep *cep = container_of(ref, struct siw_cep, ref);
+	unsigned long flags;
+
+	spin_lock_irqsave(&siw_ceps_lock, flags);
+	list_del_init(&cep->all);
+	spin_unlock_irqrestore(&siw_ceps_lock, flags);
+
+	kfree(cep->ulp_pd);
+	/* siw_cm_qp_disconnect() may still look at it under RCU */
+	kfree_rcu(cep, rcu);
+}
+
+static void siw_cep_put(struct siw_cep *cep)
+{
+	kref_put(&cep->ref, siw_cep_free);
+}
+
+static void siw_cep_queue(struct siw_cep *cep)
+{
+	kref_get(&cep->ref);
+	if (!queue_work(siw_cm_wq, &cep->work))
+		siw_cep_put(cep);
+}
+
+/* Post an event bit and run the state machine; any context. */
+static void siw_cep_kick(struct siw_cep *cep, int ev)
+{
+	set_bit(ev, &cep->events);
+	siw_cep_queue(cep);
+}
+
+static void siw_cep_arm(struct siw_cep *cep, unsigned int ms)
+{
+	unsigned long delay = msecs_to_jiffies(ms);
+
+	cep->deadline = jiffies + delay;
+	cep->armed = true;
+	kref_get(&cep->ref);
+	if (mod_delayed_work(siw_cm_wq, &cep->timer, delay))
+		siw_cep_put(cep);	/* was pending: it holds a ref already */
+}
+
+static void siw_cep_disarm(struct siw_cep *cep)
+{
+	cep->armed = false;
+	if (cancel_delayed_work(&cep->timer))
+		siw_cep_put(cep);
+}
+
+static void siw_cep_set_state(struct siw_cep *cep, enum siw_cep_state s)
+{
+	siw_dbg(cep->sdev, "cep %p %pISpc: %s -> %s\n", cep, &cep->raddr,
+		siw_cep_state_name[cep->state], siw_cep_state_name[s]);
+	cep->state = s;
+}
+
+static struct siw_cep *siw_cep_alloc(struct siw_device *sdev)
+{
+	struct siw_cep *cep;
+	unsigned long flags;
+
+	cep = kzalloc(sizeof(*cep), GFP_KERNEL);
+	if (!cep)
+		return ERR_PTR(-ENOMEM);
+	/* the device must outlive the connection's teardown */
+	if (!ib_device_try_get(&sdev->base)) {
+		kfree(cep);
+		return ERR_PTR(-ENODEV);
+	}
+	cep->dev_ref = true;
+	cep->sdev = sdev;
+	cep->net = dev_net(sdev->netdev);
+	kref_init(&cep->ref);
+	mutex_init(&cep->mtx);
+	INIT_LIST_HEAD(&cep->lnode);
+	INIT_WORK(&cep->work, siw_cep_work);
+	INIT_DELAYED_WORK(&cep->timer, siw_cep_timer);
+	cep->state = SIW_CEP_IDLE;
+
+	spin_lock_irqsave(&siw_ceps_lock, flags);
+	list_add_tail(&cep->all, &siw_ceps);
+	spin_unlock_irqrestore(&siw_ceps_lock, flags);
+	return cep;
+}
+
+/* ------------------------------------------------- socket callbacks */
+
+static void siw_sk_data_ready(struct sock *sk)
+{
+	struct siw_cep *cep;
+	struct siw_qp *qp;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	cep = sk->sk_user_data;
+	if (cep) {
+		qp = READ_ONCE(cep->rx_qp);
+		if (qp)
+			siw_qp_rx(qp, sk);
+		else
+			siw_cep_kick(cep, SIW_EV_SOCK);
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void siw_sk_state_change(struct sock *sk)
+{
+	struct siw_cep *cep;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	cep = sk->sk_user_data;
+	if (cep) {
+		siw_cep_kick(cep, SIW_EV_SOCK);
+		cep->orig_state_change(sk);
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void siw_sk_write_space(struct sock *sk)
+{
+	struct siw_cep *cep;
+	struct siw_qp *qp;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	cep = sk->sk_user_data;
+	if (cep) {
+		qp = READ_ONCE(cep->rx_qp);
+		if (qp) {
+			/* stop further wakeups until the QP blocks again */
+			if (sk->sk_socket && sk_stream_is_writeable(sk))
+				clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+			siw_qp_write_space(qp);
+		} else {
+			cep->orig_write_space(sk);
+		}
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+/**
+ * siw_cep_hook - take over the callbacks of a connection socket
+ * @cep: endpoint owning cep->sock
+ * @inherited: original data_ready of the listener a passive socket was
+ *	cloned from, or NULL
+ *
+ * An accepted socket inherits the listener's data_ready (ours); the
+ * listener's original is what must be restored on teardown.
+ */
+static void siw_cep_hook(struct siw_cep *cep,
+			 void (*inherited)(struct sock *sk))
+{
+	struct sock *sk = cep->sock->sk;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	if (inherited && sk->sk_data_ready == siw_lsock_data_ready)
+		cep->orig_data_ready = inherited;
+	else
+		cep->orig_data_ready = sk->sk_data_ready;
+	cep->orig_state_change = sk->sk_state_change;
+	cep->orig_write_space = sk->sk_write_space;
+	sk->sk_user_data = cep;
+	sk->sk_data_ready = siw_sk_data_ready;
+	sk->sk_state_change = siw_sk_state_change;
+	sk->sk_write_space = siw_sk_write_space;
+	cep->hooked = true;
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void siw_cep_unhook(struct siw_cep *cep)
+{
+	struct sock *sk = cep->sock->sk;
+
+	if (!cep->hooked)
+		return;
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_user_data = NULL;
+	sk->sk_data_ready = cep->orig_data_ready;
+	sk->sk_state_change = cep->orig_state_change;
+	sk->sk_write_space = cep->orig_write_space;
+	WRITE_ONCE(cep->rx_qp, NULL);
+	cep->hooked = false;
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+/* From now on received bytes go to the QP's stream parser. */
+static void siw_cep_publish(struct siw_cep *cep)
+{
+	struct sock *sk = cep->sock->sk;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	WRITE_ONCE(cep->rx_qp, cep->qp);
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+static int siw_sock_create(struct siw_device *sdev, int family,
+			   struct socket **s)
+{
+	int rv;
+
+	rv = sock_create_kern(dev_net(sdev->netdev), family, SOCK_STREAM,
+			      IPPROTO_TCP, s);
+	if (rv)
+		return rv;
+	sock_set_reuseaddr((*s)->sk);
+	tcp_sock_set_nodelay((*s)->sk);
+	return 0;
+}
+
+/* ------------------------------------------------------- iw_cm events */
+
+static const char *siw_event_name(enum iw_cm_event_type t)
+{
+	switch (t) {
+	case IW_CM_EVENT_CONNECT_REQUEST:
+		return "CONNECT_REQUEST";
+	case IW_CM_EVENT_CONNECT_REPLY:
+		return "CONNECT_REPLY";
+	case IW_CM_EVENT_ESTABLISHED:
+		return "ESTABLISHED";
+	case IW_CM_EVENT_DISCONNECT:
+		return "DISCONNECT";
+	case IW_CM_EVENT_CLOSE:
+		return "CLOSE";
+	}
+	return "?";
+}
+
+/*
+ * Hand an event to iw_cm. It only queues the event (copying private
+ * data), so this may run under the endpoint mutex.
+ */
+static int siw_cep_event(struct siw_cep *cep, struct iw_cm_id *id,
+			 enum iw_cm_event_type type, int status,
+			 void *pd, u16 pd_len)
+{
+	struct iw_cm_event ev = {
+		.event = type,
+		.status = status,
+	};
+	int rv;
+
+	memcpy(&ev.local_addr, &cep->laddr, sizeof(ev.local_addr));
+	memcpy(&ev.remote_addr, &cep->raddr, sizeof(ev.remote_addr));
+	if (type == IW_CM_EVENT_CONNECT_REQUEST ||
+	    type == IW_CM_EVENT_CONNECT_REPLY ||
+	    type == IW_CM_EVENT_ESTABLISHED) {
+		ev.ird = cep->ev_ird;
+		ev.ord = cep->ev_ord;
+	}
+	if (pd_len && (type == IW_CM_EVENT_CONNECT_REQUEST ||
+		       type == IW_CM_EVENT_CONNECT_REPLY)) {
+		if (pd_len > U8_MAX) {
+			siw_warn(cep->sdev,
+				 "private data of %pISpc truncated from %u to %u bytes\n",
+				 &cep->raddr, pd_len, U8_MAX);
+			pd_len = U8_MAX;
+		}
+		ev.private_data = pd;
+		ev.private_data_len = pd_len;
+	}
+	if (type == IW_CM_EVENT_CONNECT_REQUEST)
+		ev.provider_data = cep;
+
+	rv = id->event_handler(id, &ev);
+	siw_dbg(cep->sdev, "cep %p %pISpc: %s status %d: %d\n", cep,
+		&cep->raddr, siw_event_name(type), status, rv);
+	return rv;
+}
+
+/* ------------------------------------------------------- MPA frames */
+
+static int siw_cep_send_frame(struct siw_cep *cep, const char *key,
+			      u16 flags, const struct mpa_v2_data *v2,
+			      const void *pd, u16 pd_len)
+{
+	struct msghdr msg = { .msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL };
+	struct kvec iov[3];
+	struct mpa_rr hdr;
+	size_t len = 0;
+	int n = 0, i, rv;
+
+	memcpy(hdr.key, key, MPA_KEY_SIZE);
+	hdr.bits = cpu_to_be16(flags | cep->rev);
+	hdr.pd_len = cpu_to_be16(pd_len + (v2 ? sizeof(*v2) : 0));
+
+	iov[n].iov_base = &hdr;
+	iov[n++].iov_len = sizeof(hdr);
+	if (v2) {
+		iov[n].iov_base = (void *)v2;
+		iov[n++].iov_len = sizeof(*v2);
+	}
+	if (pd_len) {
+		iov[n].iov_base = (void *)pd;
+		iov[n++].iov_len = pd_len;
+	}
+	for (i = 0; i < n; i++)
+		len += iov[i].iov_len;
+
+	/* a fresh connection always has room for 532 bytes */
+	rv = kernel_sendmsg(cep->sock, &msg, iov, n, len);
+	if (rv == len)
+		return 0;
+	siw_warn(cep->sdev, "sending MPA frame to %pISpc failed: %d\n",
+		 &cep->raddr, rv);
+	return rv < 0 ? rv : -ECONNRESET;
+}
+
+static void siw_v2_fill(struct mpa_v2_data *v2, u16 ird, u16 ord)
+{
+	v2->ird = cpu_to_be16(ird);
+	v2->ord = cpu_to_be16(ord);
+}
+
+/* Passive side refusal: a reply with the R bit. */
+static void siw_cep_send_reject(struct siw_cep *cep, const void *pd,
+				u16 pd_len)
+{
+	struct mpa_v2_data v2 = {};
+	u16 flags = MPA_FLAG_REJECT;
+
+	if (READ_ONCE(mpa_crc_required))
+		flags |= MPA_FLAG_CRC;
+	if (cep->v2)
+		flags |= MPA_FLAG_ENHANCED;
+	siw_cep_send_frame(cep, MPA_KEY_REP, flags, cep->v2 ? &v2 : NULL,
+			   pd, pd_len);
+}
+
+static int siw_cep_recv(struct siw_cep *cep, void *buf, size_t len)
+{
+	struct msghdr msg = { .msg_flags = MSG_DONTWAIT };
+	struct kvec iov = { .iov_base = buf, .iov_len = len };
+
+	return kernel_recvmsg(cep->sock, &msg, &iov, 1, len, MSG_DONTWAIT);
+}
+
+/**
+ * siw_cep_rx_frame - continue reading an MPA request or reply
+ * @cep: endpoint
+ * @request: expect a request (passive side), else a reply
+ *
+ * Reads exactly the frame (header plus private data) and never more:
+ * FPDUs may follow in the same stream and belong to the QP.
+ *
+ * Return: 0 when the frame is complete, -EAGAIN when more bytes are
+ * needed, -EPROTO for a malformed frame, other -errno if the stream
+ * failed or ended.
+ */
+static int siw_cep_rx_frame(struct siw_cep *cep, bool request)
+{
+	const char *key = request ? MPA_KEY_REQ : MPA_KEY_REP;
+	const u32 hlen = sizeof(struct mpa_rr);
+	u32 want;
+	void *buf;
+	int rv;
+
+	for (;;) {
+		if (cep->rx_have < hlen) {
+			buf = (u8 *)&cep->rx_hdr + cep->rx_have;
+			want = hlen - cep->rx_have;
+		} else {
+			want = hlen + be16_to_cpu(cep->rx_hdr.pd_len) -
+			       cep->rx_have;
+			if (!want)
+				return 0;
+			buf = cep->rx_pd + (cep->rx_have - hlen);
+		}
+		rv = siw_cep_recv(cep, buf, want);
+		if (rv == -EAGAIN)
+			return rv;
+		if (rv <= 0) {
+			siw_warn(cep->sdev,
+				 "connection to %pISpc lost during MPA negotiation: %d\n",
+				 &cep->raddr, rv);
+			return rv ? rv : -ECONNRESET;
+		}
+		cep->rx_have += rv;
+		if (cep->rx_have != hlen)
+			continue;
+		if (memcmp(cep->rx_hdr.key, key, MPA_KEY_SIZE)) {
+			siw_warn(cep->sdev, "peer %pISpc sent no valid MPA %s frame\n",
+				 &cep->raddr, request ? "request" : "reply");
+			return -EPROTO;
+		}
+		if (be16_to_cpu(cep->rx_hdr.pd_len) > MPA_MAX_PRIVDATA) {
+			siw_warn(cep->sdev,
+				 "peer %pISpc sent MPA private data length %u > %u\n",
+				 &cep->raddr, be16_to_cpu(cep->rx_hdr.pd_len),
+				 MPA_MAX_PRIVDATA);
+			return -EPROTO;
+		}
+	}
+}
+
+/* Peer finished, reset or errored: nothing more will come. */
+static bool siw_sk_gone(struct sock *sk)
+{
+	int st = READ_ONCE(sk->sk_state);
+
+	return READ_ONCE(sk->sk_err) || (sk->sk_shutdown & RCV_SHUTDOWN) ||
+	       st == TCP_CLOSE || st == TCP_CLOSE_WAIT ||
+	       st == TCP_LAST_ACK || st == TCP_TIME_WAIT ||
+	       st == TCP_CLOSING;
+}
+
+/* ----------------------------------------------------------- teardown */
+
+static void siw_cep_unlisten(struct siw_cep *cep)
+{
+	if (cep->active)
+		return;
+	mutex_lock(&siw_listen_mutex);
+	if (cep->listener) {
+		list_del_init(&cep->lnode);
+		cep->listener = NULL;
+	}
+	mutex_unlock(&siw_listen_mutex);
+}
+
+/**
+ * siw_cep_close - release everything a connection holds
+ * @cep: endpoint, mutex held; the caller holds its own reference
+ * @abort: reset the TCP connection instead of closing with a FIN
+ * @status: status of the CLOSE event owed to an established cm_id
+ *
+ * Idempotent. The QP is detached first (it stops using the socket), then
+ * the socket goes, then the events: DISCONNECT for an orderly close and
+ * CLOSE, always last, for an established cm_id.
+ */
+static void siw_cep_close(struct siw_cep *cep, bool abort, int status)
+{
+	struct iw_cm_id *id = cep->cm_id;
+
+	if (cep->state == SIW_CEP_CLOSED)
+		return;
+	siw_cep_set_state(cep, SIW_CEP_CLOSED);
+	siw_cep_disarm(cep);
+	siw_cep_unlisten(cep);
+
+	if (cep->sock)
+		siw_cep_unhook(cep);
+	if (cep->attached) {
+		siw_qp_llp_closed(cep->qp);
+		cep->attached = false;
+	}
+	if (cep->sock) {
+		if (abort)
+			sock_no_linger(cep->sock->sk);
+		else
+			kernel_sock_shutdown(cep->sock, SHUT_WR);
+		sock_release(cep->sock);
+		cep->sock = NULL;
+	}
+	if (cep->qp) {
+		siw_qp_put(cep->qp);
+		cep->qp = NULL;
+	}
+	if (id) {
+		if (cep->cm_open) {
+			if (!abort && !status)
+				siw_cep_event(cep, id, IW_CM_EVENT_DISCONNECT,
+					      0, NULL, 0);
+			siw_cep_event(cep, id, IW_CM_EVENT_CLOSE, status,
+				      NULL, 0);
+			cep->cm_open = false;
+		}
+		cep->cm_id = NULL;
+		id->rem_ref(id);
+	}
+	if (cep->dev_ref) {
+		cep->dev_ref = false;
+		ib_device_put(&cep->sdev->base);
+	}
+	siw_cep_put(cep);	/* the connection's reference */
+}
+
+/* Active side failure before CONNECT_REPLY: report it, then close. */
+static void siw_cep_fail_connect(struct siw_cep *cep, int status, void *pd,
+				 u16 pd_len, bool abort)
+{
+	siw_stat_inc(cep->sdev, SIW_STAT_CONN_FAIL);
+	if (cep->cm_id)
+		siw_cep_event(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY,
+			      status, pd, pd_len);
+	siw_cep_close(cep, abort, 0);
+}
+
+/* ------------------------------------------------------- active side */
+
+static int siw_cep_send_request(struct siw_cep *cep)
+{
+	struct mpa_v2_data v2;
+	u16 flags = 0, ird = cep->ird, ord = cep->ord;
+
+	if (cep->crc)
+		flags |= MPA_FLAG_CRC;
+	if (cep->v2) {
+		flags |= MPA_FLAG_ENHANCED;
+		if (cep->p2p) {
+			/* offer zero length Write and Read as RTR */
+			ird |= MPA_V2_PEER_TO_PEER;
+			ord |= MPA_V2_RTR_WRITE | MPA_V2_RTR_READ;
+		}
+		siw_v2_fill(&v2, ird, ord);
+	}
+	return siw_cep_send_frame(cep, MPA_KEY_REQ, flags,
+				  cep->v2 ? &v2 : NULL, cep->ulp_pd,
+				  cep->ulp_pd_len);
+}
+
+/**
+ * siw_cep_got_reply - negotiate from a complete MPA reply, go to RTS
+ * @cep: active endpoint in AWAIT_REPLY
+ *
+ * IRD/ORD (RFC 6581 3.2): our ORD may not exceed the responder's IRD. The
+ * responder's ORD is what it will issue at us; we size our IRD to hold
+ * that too (up to SIW_MAX_IRD), so a responder that kept a larger ORD
+ * than we offered costs memory instead of a broken connection.
+ */
+static void siw_cep_got_reply(struct siw_cep *cep)
+{
+	struct siw_llp_params p = { .sock = cep->sock, .cep = cep };
+	struct siw_device *sdev = cep->sdev;
+	u16 bits = be16_to_cpu(cep->rx_hdr.bits);
+	u16 pd_len = be16_to_cpu(cep->rx_hdr.pd_len);
+	u8 rev = bits & MPA_REV_MASK;
+	u32 ird = cep->ird, ord = cep->ord;
+	bool peer_crc = bits & MPA_FLAG_CRC;
+	u8 *pd = cep->rx_pd;
+	struct mpa_v2_data v2;
+	bool have_v2 = false;
+	int rv;
+
+	if (rev < MPA_REVISION_1 || rev > cep->rev) {
+		siw_warn(sdev, "peer %pISpc replied with MPA revision %u to our %u\n",
+			 &cep->raddr, rev, cep->rev);
+		siw_cep_fail_connect(cep, -EPROTO, NULL, 0, true);
+		return;
+	}
+	if (rev == MPA_REVISION_2 && (bits & MPA_FLAG_ENHANCED)) {
+		if (pd_len < sizeof(v2)) {
+			siw_warn(sdev, "peer %pISpc sent MPA v2 reply without IRD/ORD\n",
+				 &cep->raddr);
+			siw_cep_fail_connect(cep, -EPROTO, NULL, 0, true);
+			return;
+		}
+		memcpy(&v2, pd, sizeof(v2));
+		have_v2 = true;
+		pd += sizeof(v2);
+		pd_len -= sizeof(v2);
+	}
+	if (bits & MPA_FLAG_REJECT) {
+		siw_warn(sdev, "peer %pISpc rejected the connection\n",
+			 &cep->raddr);
+		siw_cep_fail_connect(cep, -ECONNREFUSED, pd, pd_len, false);
+		return;
+	}
+	if (bits & MPA_FLAG_MARKERS) {
+		siw_warn(sdev, "peer %pISpc requests MPA markers, not supported\n",
+			 &cep->raddr);
+		siw_cep_fail_connect(cep, -EPROTO, NULL, 0, true);
+		return;
+	}
+	if (READ_ONCE(mpa_crc_strict) && peer_crc != cep->crc) {
+		siw_warn(sdev, "peer %pISpc: MPA CRC %s, local policy requires %s\n",
+			 &cep->raddr, peer_crc ? "on" : "off",
+			 cep->crc ? "on" : "off");
+		siw_cep_fail_connect(cep, -ECONNREFUSED, NULL, 0, true);
+		return;
+	}
+	p.crc = cep->crc || peer_crc;
+
+	if (have_v2) {
+		u16 vird = be16_to_cpu(v2.ird), vord = be16_to_cpu(v2.ord);
+
+		ord = min_t(u32, ord, vird & MPA_V2_IRD_ORD_MASK);
+		ird = min_t(u32, max_t(u32, ird, vord & MPA_V2_IRD_ORD_MASK),
+			    SIW_MAX_IRD);
+		if (cep->p2p && (vird & MPA_V2_PEER_TO_PEER)) {
+			if (vord & MPA_V2_RTR_WRITE) {
+				p.rtr_send = RDMAP_WRITE;
+			} else if (vord & MPA_V2_RTR_READ) {
+				p.rtr_send = RDMAP_READ_REQ;
+			} else {
+				siw_warn(sdev, "peer %pISpc chose an RTR type we did not offer\n",
+					 &cep->raddr);
+				siw_cep_fail_connect(cep, -EPROTO, NULL, 0,
+						     true);
+				return;
+			}
+			p.rtr_enable = true;
+		} else if (cep->p2p) {
+			siw_dbg(sdev, "peer %pISpc declined peer-to-peer mode\n",
+				&cep->raddr);
+		}
+	}
+	p.ird = ird;
+	p.ord = ord;
+
+	siw_cep_disarm(cep);
+	rv = siw_qp_to_rts(cep->qp, &p);
+	if (rv) {
+		siw_warn(sdev, "QP %u cannot enter RTS for %pISpc: %d\n",
+			 qp_id(cep->qp), &cep->raddr, rv);
+		siw_cep_fail_connect(cep, rv, NULL, 0, true);
+		return;
+	}
+	cep->attached = true;
+	siw_cep_publish(cep);
+	siw_cep_set_state(cep, SIW_CEP_RDMA);
+	siw_qp_rx_kick(cep->qp);
+
+	cep->ev_ird = ird;
+	cep->ev_ord = ord;
+	rv = siw_cep_event(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY, 0,
+			   pd, pd_len);
+	if (rv) {
+		siw_err(sdev, "iw_cm refused CONNECT_REPLY for %pISpc: %d\n",
+			&cep->raddr, rv);
+		siw_stat_inc(sdev, SIW_STAT_CONN_FAIL);
+		siw_cep_close(cep, true, 0);
+		return;
+	}
+	cep->cm_open = true;
+	siw_stat_inc(sdev, SIW_STAT_CONN_ACTIVE);
+	siw_dbg(sdev, "QP %u connected to %pISpc, rev %u crc %d ird %u ord %u rtr %d\n",
+		qp_id(cep->qp), &cep->raddr, rev, p.crc, ird, ord,
+		p.rtr_enable);
+}
+
+static void siw_cep_do_reply(struct siw_cep *cep, unsigned long ev,
+			     bool expired)
+{
+	int rv = siw_cep_rx_frame(cep, false);
+
+	if (!rv) {
+		siw_cep_got_reply(cep);
+		return;
+	}
+	if (rv == -EAGAIN) {
+		if (expired) {
+			siw_warn(cep->sdev, "no MPA reply from %pISpc within %u ms\n",
+				 &cep->raddr, READ_ONCE(mpa_timeout_ms));
+			siw_cep_fail_connect(cep, -ETIMEDOUT, NULL, 0, true);
+		}
+		return;
+	}
+	siw_cep_fail_connect(cep, rv == -EPROTO ? -EPROTO : -ECONNRESET,
+			     NULL, 0, true);
+}
+
+static void siw_cep_do_connect(struct siw_cep *cep, unsigned long ev,
+			       bool expired)
+{
+	struct sock *sk = cep->sock->sk;
+	int rv, st;
+
+	if (!cep->connect_sent) {
+		cep->connect_sent = true;
+		rv = kernel_connect(cep->sock, (struct sockaddr *)&cep->raddr,
+				    siw_addr_size(&cep->raddr), O_NONBLOCK);
+		if (rv && rv != -EINPROGRESS) {
+			siw_warn(cep->sdev, "TCP connect to %pISpc failed: %d\n",
+				 &cep->raddr, rv);
+			siw_cep_fail_connect(cep, rv, NULL, 0, true);
+			return;
+		}
+	}
+	st = READ_ONCE(sk->sk_state);
+	if (st == TCP_ESTABLISHED) {
+		siw_sock_addrs(cep->sock, &cep->laddr, &cep->raddr);
+		rv = siw_cep_send_request(cep);
+		if (rv) {
+			siw_cep_fail_connect(cep, -ECONNRESET, NULL, 0, true);
+			return;
+		}
+		siw_cep_set_state(cep, SIW_CEP_AWAIT_REPLY);
+		siw_cep_arm(cep, READ_ONCE(mpa_timeout_ms));
+		siw_cep_do_reply(cep, 0, false);
+		return;
+	}
+	if (st == TCP_CLOSE || READ_ONCE(sk->sk_err)) {
+		rv = sock_error(sk);
+		if (!rv)
+			rv = -ECONNREFUSED;
+		siw_warn(cep->sdev, "TCP connect to %pISpc failed: %d\n",
+			 &cep->raddr, rv);
+		siw_cep_fail_connect(cep, rv, NULL, 0, true);
+	} else if (expired) {
+		siw_warn(cep->sdev, "TCP connect to %pISpc timed out after %u ms\n",
+			 &cep->raddr, SIW_CONNECT_TIMEOUT_MS);
+		siw_cep_fail_connect(cep, -ETIMEDOUT, NULL, 0, true);
+	}
+}
+
+/**
+ * siw_connect - iw_cm connect verb
+ * @id: active cm_id
+ * @param: QP number, IRD/ORD and private data of the ULP
+ *
+ * Sets up the socket and returns; the TCP handshake and MPA exchange run
+ * in the endpoint's work item and end in exactly one CONNECT_REPLY.
+ *
+ * Return: 0, or -errno with no event to follow.
+ */
+int siw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
+{
+	struct siw_device *sdev = to_siw_dev(id->device);
+	struct sockaddr_storage laddr = id->local_addr;
+	const struct sockaddr_storage *raddr = &id->remote_addr;
+	u8 rev = READ_ONCE(mpa_rev);
+	u16 max_pd = MPA_MAX_PRIVDATA;
+	enum siw_qp_state qstate;
+	struct siw_cep *cep;
+	struct siw_qp *qp;
+	int rv;
+
+	if (rev == MPA_REVISION_2)
+		max_pd -= sizeof(struct mpa_v2_data);
+	if (!siw_addr_family_ok(raddr) ||
+	    laddr.ss_family != raddr->ss_family) {
+		siw_warn(sdev, "connect: unsupported address family %u\n",
+			 raddr->ss_family);
+		return -EAFNOSUPPORT;
+	}
+	if (param->private_data_len > max_pd ||
+	    (param->private_data_len && !param->private_data)) {
+		siw_warn(sdev, "connect to %pISpc: private data length %u > %u\n",
+			 raddr, param->private_data_len, max_pd);
+		return -EINVAL;
+	}
+	qp = siw_qp_lookup(sdev, param->qpn);
+	if (!qp) {
+		siw_warn(sdev, "connect to %pISpc: no QP %u\n", raddr,
+			 param->qpn);
+		return -EINVAL;
+	}
+	spin_lock_bh(&qp->state_lock);
+	qstate = qp->attrs.state;
+	spin_unlock_bh(&qp->state_lock);
+	if (qstate != SIW_QP_IDLE) {
+		siw_warn(sdev, "connect to %pISpc: QP %u is not idle\n", raddr,
+			 param->qpn);
+		siw_qp_put(qp);
+		return -EINVAL;
+	}
+	cep = siw_cep_alloc(sdev);
+	if (IS_ERR(cep)) {
+		siw_warn(sdev, "connect to %pISpc: no endpoint: %ld\n", raddr,
+			 PTR_ERR(cep));
+		siw_qp_put(qp);
+		return PTR_ERR(cep);
+	}
+	mutex_lock(&cep->mtx);
+	cep->active = true;
+	cep->qp = qp;
+	cep->laddr = laddr;
+	cep->raddr = *raddr;
+	cep->rev = rev;
+	cep->v2 = rev == MPA_REVISION_2;
+	cep->crc = READ_ONCE(mpa_crc_required);
+	cep->p2p = cep->v2 && READ_ONCE(mpa_p2p);
+	cep->ird = min_t(u32, param->ird, SIW_MAX_IRD);
+	cep->ord = min_t(u32, param->ord, SIW_MAX_ORD);
+	if (param->private_data_len) {
+		cep->ulp_pd = kmemdup(param->private_data,
+				      param->private_data_len, GFP_KERNEL);
+		if (!cep->ulp_pd) {
+			rv = -ENOMEM;
+			goto fail;
+		}
+		cep->ulp_pd_len = param->private_data_len;
+	}
+	rv = siw_sock_create(sdev, raddr->ss_family, &cep->sock);
+	if (rv) {
+		siw_warn(sdev, "connect to %pISpc: no socket: %d\n", raddr, rv);
+		goto fail;
+	}
+	rv = kernel_bind(cep->sock, (struct sockaddr *)&laddr,
+			 siw_addr_size(&laddr));
+	if (rv == -EADDRINUSE && siw_addr_port(&laddr)) {
+		/* rdma_cm's port space is not TCP's: let TCP choose */
+		siw_dbg(sdev, "port of %pISpc busy, binding port 0\n", &laddr);
+		siw_addr_set_port(&laddr, 0);
+		rv = kernel_bind(cep->sock, (struct sockaddr *)&laddr,
+				 siw_addr_size(&laddr));
+	}
+	if (rv) {
+		siw_warn(sdev, "connect to %pISpc: cannot bind %pISpc: %d\n",
+			 raddr, &laddr, rv);
+		goto fail;
+	}
+	id->add_ref(id);
+	cep->cm_id = id;
+	siw_cep_hook(cep, NULL);
+	siw_cep_set_state(cep, SIW_CEP_CONNECTING);
+	siw_cep_arm(cep, SIW_CONNECT_TIMEOUT_MS);
+	siw_cep_kick(cep, SIW_EV_SOCK);
+	mutex_unlock(&cep->mtx);
+	return 0;
+
+fail:
+	siw_stat_inc(sdev, SIW_STAT_CONN_FAIL);
+	kref_get(&cep->ref);	/* close drops the last one */
+	siw_cep_close(cep, true, 0);
+	mutex_unlock(&cep->mtx);
+	siw_cep_put(cep);
+	return rv;
+}
+
+/* ------------------------------------------------------ passive side */
+
+static void siw_cep_got_request(struct siw_cep *cep)
+{
+	struct siw_device *sdev = cep->sdev;
+	u16 bits = be16_to_cpu(cep->rx_hdr.bits);
+	u16 pd_len = be16_to_cpu(cep->rx_hdr.pd_len);
+	bool want_crc = READ_ONCE(mpa_crc_required);
+	bool peer_crc = bits & MPA_FLAG_CRC;
+	u8 rev = bits & MPA_REV_MASK;
+	struct siw_listener *l;
+	u8 *pd = cep->rx_pd;
+	int rv;
+
+	if (rev != MPA_REVISION_1 && rev != MPA_REVISION_2) {
+		siw_warn(sdev, "peer %pISpc requests unsupported MPA revision %u\n",
+			 &cep->raddr, rev);
+		goto drop;
+	}
+	/* answer in the peer's revision unless we are limited to 1 */
+	cep->rev = rev == MPA_REVISION_2 && READ_ONCE(mpa_rev) == 2 ?
+		   MPA_REVISION_2 : MPA_REVISION_1;
+	cep->peer_ird = SIW_MAX_IRD;
+	cep->peer_ord = SIW_MAX_ORD;
+	if (rev == MPA_REVISION_2 && (bits & MPA_FLAG_ENHANCED)) {
+		struct mpa_v2_data v2;
+		u16 vird, vord;
+
+		if (pd_len < sizeof(v2)) {
+			siw_warn(sdev, "peer %pISpc sent MPA v2 request without IRD/ORD\n",
+				 &cep->raddr);
+			goto drop;
+		}
+		memcpy(&v2, pd, sizeof(v2));
+		vird = be16_to_cpu(v2.ird);
+		vord = be16_to_cpu(v2.ord);
+		cep->peer_ird = vird & MPA_V2_IRD_ORD_MASK;
+		cep->peer_ord = vord & MPA_V2_IRD_ORD_MASK;
+		cep->p2p = vird & MPA_V2_PEER_TO_PEER;
+		cep->offer_ird = vird & MPA_V2_RTR_ZERO_SEND;
+		cep->offer_ord = vord & (MPA_V2_RTR_WRITE | MPA_V2_RTR_READ);
+		cep->v2 = cep->rev == MPA_REVISION_2;
+		pd += sizeof(v2);
+		pd_len -= sizeof(v2);
+	}
+	if (bits & MPA_FLAG_MARKERS) {
+		siw_warn(sdev, "peer %pISpc requests MPA markers, not supported\n",
+			 &cep->raddr);
+		goto refuse;
+	}
+	if (READ_ONCE(mpa_crc_strict) && peer_crc != want_crc) {
+		siw_warn(sdev, "peer %pISpc: MPA CRC %s, local policy requires %s\n",
+			 &cep->raddr, peer_crc ? "on" : "off",
+			 want_crc ? "on" : "off");
+		goto refuse;
+	}
+	cep->crc = peer_crc || want_crc;
+	cep->ev_ird = min_t(u16, cep->peer_ird, SIW_MAX_IRD);
+	cep->ev_ord = min_t(u16, cep->peer_ord, SIW_MAX_ORD);
+
+	mutex_lock(&siw_listen_mutex);
+	l = cep->listener;
+	if (!l) {
+		mutex_unlock(&siw_listen_mutex);
+		siw_dbg(sdev, "listener gone, dropping %pISpc\n", &cep->raddr);
+		goto drop;
+	}
+	rv = siw_cep_event(cep, l->cm_id, IW_CM_EVENT_CONNECT_REQUEST, 0,
+			   pd, pd_len);
+	if (!rv) {
+		/* from here on iw_cm's child id owns the request */
+		list_del_init(&cep->lnode);
+		cep->listener = NULL;
+		kref_get(&cep->ref);
+		cep->provider_ref = true;
+	}
+	mutex_unlock(&siw_listen_mutex);
+	if (rv) {
+		siw_warn(sdev, "listener cannot take request from %pISpc: %d\n",
+			 &cep->raddr, rv);
+		goto refuse;
+	}
+	siw_cep_set_state(cep, SIW_CEP_AWAIT_ULP);
+	siw_cep_arm(cep, SIW_ULP_ANSWER_MS);
+	return;
+
+refuse:
+	siw_cep_send_reject(cep, NULL, 0);
+	siw_stat_inc(sdev, SIW_STAT_CONN_FAIL);
+	siw_cep_close(cep, false, 0);
+	return;
+drop:
+	siw_stat_inc(sdev, SIW_STAT_CONN_FAIL);
+	siw_cep_close(cep, true, 0);
+}
+
+static void siw_cep_do_request(struct siw_cep *cep, unsigned long ev,
+			       bool expired)
+{
+	int rv;
+
+	rv = siw_cep_rx_frame(cep, true);
+	if (!rv) {
+		siw_cep_got_request(cep);
+		return;
+	}
+	if (rv == -EAGAIN && !expired)
+		return;
+	if (rv == -EAGAIN)
+		siw_warn(cep->sdev, "no MPA request from %pISpc within %u ms\n",
+			 &cep->raddr, READ_ONCE(mpa_timeout_ms));
+	siw_stat_inc(cep->sdev, SIW_STAT_CONN_FAIL);
+	siw_cep_close(cep, true, 0);
+}
+
+static void siw_cep_do_ulp_wait(struct siw_cep *cep, unsigned long ev,
+				bool expired)
+{
+	if (expired) {
+		siw_warn(cep->sdev, "connection request from %pISpc not answered within %u ms\n",
+			 &cep->raddr, SIW_ULP_ANSWER_MS);
+		siw_stat_inc(cep->sdev, SIW_STAT_CONN_FAIL);
+		siw_cep_close(cep, true, 0);
+	} else if (siw_sk_gone(cep->sock->sk)) {
+		siw_dbg(cep->sdev, "peer %pISpc left before accept\n",
+			&cep->raddr);
+		siw_stat_inc(cep->sdev, SIW_STAT_CONN_FAIL);
+		siw_cep_close(cep, true, 0);
+	}
+}
+
+/*
+ * Responder's choice among the RTR types the initiator offered, in order
+ * of least ULP visibility: Write, Read (uses an IRD slot), Send (uses a
+ * receive buffer). Returns false if none was offered.
+ */
+static bool siw_cep_pick_rtr(struct siw_cep *cep, u8 *op, u16 *ird_bits,
+			     u16 *ord_bits)
+{
+	*ird_bits = MPA_V2_PEER_TO_PEER;
+	*ord_bits = 0;
+	if (cep->offer_ord & MPA_V2_RTR_WRITE) {
+		*ord_bits = MPA_V2_RTR_WRITE;
+		*op = RDMAP_WRITE;
+	} else if (cep->offer_ord & MPA_V2_RTR_READ) {
+		*ord_bits = MPA_V2_RTR_READ;
+		*op = RDMAP_READ_REQ;
+	} else if (cep->offer_ird & MPA_V2_RTR_ZERO_SEND) {
+		*ird_bits |= MPA_V2_RTR_ZERO_SEND;
+		*op = RDMAP_SEND;
+	} else {
+		*ird_bits = 0;
+		return false;
+	}
+	return true;
+}
+
+static void siw_cep_drop_provider(struct siw_cep *cep)
+{
+	bool drop;
+
+	mutex_lock(&cep->mtx);
+	drop = cep->provider_ref;
+	cep->provider_ref = false;
+	mutex_unlock(&cep->mtx);
+	if (drop)
+		siw_cep_put(cep);
+}
+
+/**
+ * siw_accept - iw_cm accept verb for a delivered connection request
+ * @id: the child cm_id iw_cm created for the request
+ * @param: QP number, IRD/ORD and private data of the ULP
+ *
+ * Sends the MPA reply, moves the QP to RTS and delivers ESTABLISHED
+ * before returning 0 (iw_cm waits for it). On error no event follows and
+ * the connection is closed.
+ *
+ * Return: 0 or -errno.
+ */
+int siw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
+{
+	struct siw_device *sdev = to_siw_dev(id->device);
+	struct siw_cep *cep = id->provider_data;
+	struct siw_llp_params p = {};
+	u16 max_pd = MPA_MAX_PRIVDATA;
+	u16 rtr_ird = 0, rtr_ord = 0;
+	struct mpa_v2_data v2;
+	enum siw_qp_state qstate;
+	struct siw_qp *qp;
+	u32 ird, ord;
+	u16 flags = 0;
+	int rv;
+
+	if (!cep) {
+		siw_warn(sdev, "accept without a connection request\n");
+		return -EINVAL;
+	}
+	id->provider_data = NULL;
+	mutex_lock(&cep->mtx);
+	if (cep->state != SIW_CEP_AWAIT_ULP) {
+		siw_warn(sdev, "cannot accept %pISpc: peer left or request timed out\n",
+			 &cep->raddr);
+		rv = -ECONNRESET;
+		goto out;
+	}
+	if (cep->v2)
+		max_pd -= sizeof(v2);
+	if (param->ird > SIW_MAX_IRD || param->ord > SIW_MAX_ORD) {
+		siw_warn(sdev, "accept %pISpc: ird %u ord %u exceed %u/%u\n",
+			 &cep->raddr, param->ird, param->ord, SIW_MAX_IRD,
+			 SIW_MAX_ORD);
+		rv = -EINVAL;
+		goto refuse;
+	}
+	if (param->private_data_len > max_pd ||
+	    (param->private_data_len && !param->private_data)) {
+		siw_warn(sdev, "accept %pISpc: private data length %u > %u\n",
+			 &cep->raddr, param->private_data_len, max_pd);
+		rv = -EINVAL;
+		goto refuse;
+	}
+	qp = siw_qp_lookup(sdev, param->qpn);
+	if (!qp) {
+		siw_warn(sdev, "accept %pISpc: no QP %u\n", &cep->raddr,
+			 param->qpn);
+		rv = -EINVAL;
+		goto refuse;
+	}
+	cep->qp = qp;
+	spin_lock_bh(&qp->state_lock);
+	qstate = qp->attrs.state;
+	spin_unlock_bh(&qp->state_lock);
+	if (qstate != SIW_QP_IDLE) {
+		siw_warn(sdev, "accept %pISpc: QP %u is not idle\n",
+			 &cep->raddr, param->qpn);
+		rv = -EINVAL;
+		goto refuse;
+	}
+
+	ird = param->ird;
+	ord = param->ord;
+	if (cep->v2) {
+		/* see siw_cep_got_reply() for the IRD/ORD rule */
+		ord = min_t(u32, ord, cep->peer_ird);
+		ird = min_t(u32, max_t(u32, ird, cep->peer_ord), SIW_MAX_IRD);
+		if (cep->p2p)
+			p.rtr_enable = siw_cep_pick_rtr(cep, &p.rtr_send,
+							&rtr_ird, &rtr_ord);
+		p.rtr_wait = p.rtr_enable;
+		if (p.rtr_send == RDMAP_READ_REQ && !ird)
+			ird = 1;	/* the RTR read needs a slot */
+		siw_v2_fill(&v2, ird | rtr_ird, ord | rtr_ord);
+		flags |= MPA_FLAG_ENHANCED;
+	}
+	if (cep->crc)
+		flags |= MPA_FLAG_CRC;
+	p.sock = cep->sock;
+	p.cep = cep;
+	p.crc = cep->crc;
+	p.ird = ird;
+	p.ord = ord;
+
+	siw_cep_disarm(cep);
+	/* reply first: the QP may transmit as soon as it is in RTS */
+	rv = siw_cep_send_frame(cep, MPA_KEY_REP, flags, cep->v2 ? &v2 : NULL,
+				param->private_data, param->private_data_len);
+	if (rv)
+		goto fail;
+	rv = siw_qp_to_rts(qp, &p);
+	if (rv) {
+		siw_warn(sdev, "QP %u cannot enter RTS for %pISpc: %d\n",
+			 qp_id(qp), &cep->raddr, rv);
+		goto fail;
+	}
+	cep->attached = true;
+	id->add_ref(id);
+	cep->cm_id = id;
+	siw_cep_publish(cep);
+	siw_cep_set_state(cep, SIW_CEP_RDMA);
+	siw_qp_rx_kick(qp);
+
+	cep->ev_ird = ird;
+	cep->ev_ord = ord;
+	rv = siw_cep_event(cep, id, IW_CM_EVENT_ESTABLISHED, 0, NULL, 0);
+	if (rv) {
+		siw_err(sdev, "iw_cm refused ESTABLISHED for %pISpc: %d\n",
+			&cep->raddr, rv);
+		goto fail;
+	}
+	cep->cm_open = true;
+	siw_stat_inc(sdev, SIW_STAT_CONN_PASSIVE);
+	siw_dbg(sdev, "QP %u accepted %pISpc, rev %u crc %d ird %u ord %u rtr %d\n",
+		qp_id(qp), &cep->raddr, cep->rev, p.crc, ird, ord,
+		p.rtr_enable);
+	goto out;
+
+refuse:
+	siw_cep_send_reject(cep, NULL, 0);
+	siw_stat_inc(sdev, SIW_STAT_CONN_FAIL);
+	siw_cep_close(cep, false, 0);
+	goto out;
+fail:
+	siw_stat_inc(sdev, SIW_STAT_CONN_FAIL);
+	siw_cep_close(cep, true, 0);
+out:
+	mutex_unlock(&cep->mtx);
+	siw_cep_drop_provider(cep);
+	return rv;
+}
+
+/**
+ * siw_reject - iw_cm reject verb for a delivered connection request
+ * @id: the child cm_id iw_cm created for the request
+ * @pdata: private data for the peer
+ * @pd_len: its length
+ *
+ * Also called by iw_cm when the child id is destroyed unanswered.
+ *
+ * Return: 0 (a request that already died needs no reject), or -EINVAL.
+ */
+int siw_reject(struct iw_cm_id *id, const void *pdata, u8 pd_len)
+{
+	struct siw_device *sdev = to_siw_dev(id->device);
+	struct siw_cep *cep = id->provider_data;
+
+	if (!cep) {
+		siw_warn(sdev, "reject without a connection request\n");
+		return -EINVAL;
+	}
+	id->provider_data = NULL;
+	mutex_lock(&cep->mtx);
+	if (cep->state == SIW_CEP_AWAIT_ULP) {
+		siw_dbg(sdev, "rejecting %pISpc\n", &cep->raddr);
+		siw_cep_disarm(cep);
+		siw_cep_send_reject(cep, pd_len ? pdata : NULL, pd_len);
+		siw_cep_close(cep, false, 0);
+	} else {
+		siw_dbg(sdev, "reject %pISpc: already closed\n", &cep->raddr);
+	}
+	mutex_unlock(&cep->mtx);
+	siw_cep_drop_provider(cep);
+	return 0;
+}
+
+/* --------------------------------------------------- established side */
+
+static void siw_cep_do_rdma(struct siw_cep *cep, unsigned long ev,
+			    bool expired)
+{
+	struct sock *sk = cep->sock->sk;
+
+	if (ev & BIT(SIW_EV_ABORT)) {
+		siw_dbg(cep->sdev, "abortive close of %pISpc\n", &cep->raddr);
+		siw_cep_close(cep, true, 0);
+	} else if (READ_ONCE(sk->sk_err)) {
+		siw_dbg(cep->sdev, "connection to %pISpc reset: %d\n",
+			&cep->raddr, -READ_ONCE(sk->sk_err));
+		siw_cep_close(cep, true, -ECONNRESET);
+	} else if (siw_sk_gone(sk)) {
+		siw_dbg(cep->sdev, "peer %pISpc closed\n", &cep->raddr);
+		siw_cep_close(cep, false, 0);
+	} else if (cep->state == SIW_CEP_CLOSING && expired) {
+		siw_dbg(cep->sdev, "peer %pISpc did not close within %u ms\n",
+			&cep->raddr, SIW_CLOSE_TIMEOUT_MS);
+		siw_cep_close(cep, true, 0);
+	} else if (cep->state == SIW_CEP_RDMA &&
+		   (ev & BIT(SIW_EV_DISCONNECT))) {
+		/* FIN now; the QP keeps receiving until the peer's FIN */
+		kernel_sock_shutdown(cep->sock, SHUT_WR);
+		siw_cep_set_state(cep, SIW_CEP_CLOSING);
+		siw_cep_arm(cep, SIW_CLOSE_TIMEOUT_MS);
+	}
+}
+
+/**
+ * siw_cm_qp_disconnect - the QP wants its connection closed
+ * @qp: the QP
+ * @abortive: reset instead of an orderly close
+ *
+ * Any context, possibly under qp->state_lock: only queues work. Endpoints
+ * are freed after an RCU grace period, so a qp->cep read racing with
+ * siw_qp_llp_closed() still points to valid memory.
+ */
+void siw_cm_qp_disconnect(struct siw_qp *qp, bool abortive)
+{
+	struct siw_cep *cep;
+
+	rcu_read_lock();
+	cep = READ_ONCE(qp->cep);
+	if (cep && kref_get_unless_zero(&cep->ref)) {
+		siw_cep_kick(cep, abortive ? SIW_EV_ABORT : SIW_EV_DISCONNECT);
+		siw_cep_put(cep);
+	}
+	rcu_read_unlock();
+}
+
+/* -------------------------------------------------------- state machine */
+
+/* Listener, namespace or module going away: end the connection now. */
+static void siw_cep_kill(struct siw_cep *cep)
+{
+	siw_dbg(cep->sdev, "killing %s endpoint of %pISpc\n",
+		siw_cep_state_name[cep->state], &cep->raddr);
+	switch (cep->state) {
+	case SIW_CEP_CONNECTING:
+	case SIW_CEP_AWAIT_REPLY:
+		siw_cep_fail_connect(cep, -ECONNABORTED, NULL, 0, true);
+		break;
+	case SIW_CEP_RDMA:
+	case SIW_CEP_CLOSING:
+		siw_cep_close(cep, true, -ECONNRESET);
+		break;
+	case SIW_CEP_AWAIT_REQUEST:
+	case SIW_CEP_AWAIT_ULP:
+		siw_stat_inc(cep->sdev, SIW_STAT_CONN_FAIL);
+		siw_cep_close(cep, true, 0);
+		break;
+	case SIW_CEP_IDLE:
+	case SIW_CEP_CLOSED:
+		break;
+	}
+}
+
+static void siw_cep_step(struct siw_cep *cep)
+{
+	unsigned long ev = xchg(&cep->events, 0);
+	bool expired = false;
+
+	if ((ev & BIT(SIW_EV_TIMEOUT)) && cep->armed &&
+	    time_after_eq(jiffies, cep->deadline)) {
+		cep->armed = false;
+		expired = true;
+	}
+	if (ev & BIT(SIW_EV_KILL)) {
+		siw_cep_kill(cep);
+		return;
+	}
+	switch (cep->state) {
+	case SIW_CEP_CONNECTING:
+		siw_cep_do_connect(cep, ev, expired);
+		break;
+	case SIW_CEP_AWAIT_REPLY:
+		siw_cep_do_reply(cep, ev, expired);
+		break;
+	case SIW_CEP_AWAIT_REQUEST:
+		siw_cep_do_request(cep, ev, expired);
+		break;
+	case SIW_CEP_AWAIT_ULP:
+		siw_cep_do_ulp_wait(cep, ev, expired);
+		break;
+	case SIW_CEP_RDMA:
+	case SIW_CEP_CLOSING:
+		siw_cep_do_rdma(cep, ev, expired);
+		break;
+	case SIW_CEP_IDLE:
+	case SIW_CEP_CLOSED:
+		break;
+	}
+}
+
+static void siw_cep_work(struct work_struct *w)
+{
+	struct siw_cep *cep = container_of(w, struct siw_cep, work);
+
+	mutex_lock(&cep->mtx);
+	siw_cep_step(cep);
+	mutex_unlock(&cep->mtx);
+	siw_cep_put(cep);
+}
+
+static void siw_cep_timer(struct work_struct *w)
+{
+	struct siw_cep *cep = container_of(to_delayed_work(w), struct siw_cep,
+					   timer);
+
+	siw_cep_kick(cep, SIW_EV_TIMEOUT);
+	siw_cep_put(cep);
+}
+
+/* ------------------------------------------------------------ listen */
+
+static void siw_lsock_data_ready(struct sock *sk)
+{
+	struct siw_lgroup *grp;
+
+	/* accepted sockets inherit this callback, but not the pointer */
+	read_lock_bh(&sk->sk_callback_lock);
+	rcu_read_lock();
+	grp = rcu_dereference_sk_user_data(sk);
+	if (grp && READ_ONCE(sk->sk_state) == TCP_LISTEN)
+		queue_work(siw_cm_wq, &grp->accept_work);
+	rcu_read_unlock();
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+/* A new TCP connection on @grp: find its device, start an endpoint. */
+static void siw_lgroup_dispatch(struct siw_lgroup *grp, struct socket *ns)
+{
+	struct siw_listener *l, *hit = NULL;
+	struct sockaddr_storage la, ra;
+	struct siw_cep *cep;
+
+	l = list_first_entry_or_null(&grp->members, struct siw_listener,
+				     node);
+	if (!l || siw_sock_addrs(ns, &la, &ra))
+		goto drop;
+	if (!siw_addr_is_any(&grp->addr)) {
+		hit = l;
+	} else {
+		list_for_each_entry(l, &grp->members, node) {
+			if (siw_addr_on_netdev(l->sdev->netdev, &la)) {
+				hit = l;
+				break;
+			}
+		}
+	}
+	if (!hit) {
+		l = list_first_entry(&grp->members, struct siw_listener, node);
+		siw_dbg(l->sdev, "%pISpc -> %pISpc: no siw device owns the address, closed\n",
+			&ra, &la);
+		goto drop;
+	}
+	cep = siw_cep_alloc(hit->sdev);
+	if (IS_ERR(cep)) {
+		siw_warn(hit->sdev, "dropping connection from %pISpc: %ld\n",
+			 &ra, PTR_ERR(cep));
+		goto drop;
+	}
+	/*
+	 * Not locking cep->mtx here (lock order is cep->mtx, then the
+	 * listen mutex): nothing runs for the endpoint before the hook,
+	 * and after it only the atomic kick touches it.
+	 */
+	cep->sock = ns;
+	cep->laddr = la;
+	cep->raddr = ra;
+	tcp_sock_set_nodelay(ns->sk);
+	cep->listener = hit;
+	list_add_tail(&cep->lnode, &hit->pending);
+	siw_cep_set_state(cep, SIW_CEP_AWAIT_REQUEST);
+	siw_cep_arm(cep, READ_ONCE(mpa_timeout_ms));
+	siw_cep_hook(cep, grp->orig_data_ready);
+	/* the request may have arrived before the hook */
+	siw_cep_kick(cep, SIW_EV_SOCK);
+	return;
+drop:
+	sock_release(ns);
+}
+
+static void siw_lgroup_accept(struct work_struct *w)
+{
+	struct siw_lgroup *grp = container_of(w, struct siw_lgroup,
+					      accept_work);
+	struct socket *ns;
+
+	mutex_lock(&siw_listen_mutex);
+	while (!grp->dead && grp->sock) {
+		if (kernel_accept(grp->sock, &ns, O_NONBLOCK))
+			break;
+		siw_lgroup_dispatch(grp, ns);
+	}
+	mutex_unlock(&siw_listen_mutex);
+}
+
+static struct siw_lgroup *siw_lgroup_find(struct net *net,
+					  const struct sockaddr_storage *a,
+					  bool afonly)
+{
+	struct siw_lgroup *grp;
+
+	list_for_each_entry(grp, &siw_lgroups, node) {
+		if (grp->net == net && grp->afonly == afonly &&
+		    siw_addr_equal(&grp->addr, a))
+			return grp;
+	}
+	return NULL;
+}
+
+static struct siw_lgroup *siw_lgroup_create(struct siw_device *sdev,
+					    struct iw_cm_id *id, int backlog)
+{
+	struct siw_lgroup *grp;
+	struct socket *s;
+	struct sock *sk;
+	int rv;
+
+	grp = kzalloc(sizeof(*grp), GFP_KERNEL);
+	if (!grp)
+		return ERR_PTR(-ENOMEM);
+	rv = siw_sock_create(sdev, id->local_addr.ss_family, &s);
+	if (rv) {
+		kfree(grp);
+		return ERR_PTR(rv);
+	}
+	sk = s->sk;
+	if (id->local_addr.ss_family == AF_INET6 && id->afonly)
+		ip6_sock_set_v6only(sk);
+	rv = kernel_bind(s, (struct sockaddr *)&id->local_addr,
+			 siw_addr_size(&id->local_addr));
+	if (!rv)
+		rv = kernel_listen(s, backlog);
+	if (rv) {
+		sock_release(s);
+		kfree(grp);
+		return ERR_PTR(rv);
+	}
+	kref_init(&grp->ref);
+	grp->sock = s;
+	grp->addr = id->local_addr;
+	grp->net = dev_net(sdev->netdev);
+	grp->afonly = id->afonly;
+	INIT_LIST_HEAD(&grp->members);
+	INIT_WORK(&grp->accept_work, siw_lgroup_accept);
+
+	write_lock_bh(&sk->sk_callback_lock);
+	grp->orig_data_ready = sk->sk_data_ready;
+	/* NOCOPY: accepted sockets must not inherit the group pointer */
+	__rcu_assign_sk_user_data_with_flags(sk, grp, SK_USER_DATA_NOCOPY);
+	sk->sk_data_ready = siw_lsock_data_ready;
+	write_unlock_bh(&sk->sk_callback_lock);
+
+	list_add_tail(&grp->node, &siw_lgroups);
+	/* connections completed before the hook raised no callback */
+	queue_work(siw_cm_wq, &grp->accept_work);
+	return grp;
+}
+
+static void siw_lgroup_free(struct kref *ref)
+{
+	kfree(container_of(ref, struct siw_lgroup, ref));
+}
+
+/* Stop a listening socket; siw_listen_mutex not held, grp unlinked. */
+static void siw_lgroup_release(struct siw_lgroup *grp)
+{
+	struct socket *s = grp->sock;
+	struct sock *sk;
+
+	if (!s)
+		return;
+	sk = s->sk;
+	write_lock_bh(&sk->sk_callback_lock);
+	rcu_assign_sk_user_data(sk, NULL);
+	sk->sk_data_ready = grp->orig_data_ready;
+	write_unlock_bh(&sk->sk_callback_lock);
+	cancel_work_sync(&grp->accept_work);
+	grp->sock = NULL;
+	sock_release(s);
+}
+
+/**
+ * siw_create_listen - iw_cm listen verb
+ * @id: listening cm_id; id->local_addr may be a wildcard address
+ * @backlog: TCP backlog of a newly created listening socket
+ *
+ * Joins the listening socket another device already has on the same
+ * address in the same namespace, or creates one.
+ *
+ * Return: 0 or -errno.
+ */
+int siw_create_listen(struct iw_cm_id *id, int backlog)
+{
+	struct siw_device *sdev = to_siw_dev(id->device);
+	struct siw_listener *l;
+	struct siw_lgroup *grp;
+
+	if (!siw_addr_family_ok(&id->local_addr)) {
+		siw_warn(sdev, "listen: unsupported address family %u\n",
+			 id->local_addr.ss_family);
+		return -EAFNOSUPPORT;
+	}
+	l = kzalloc(sizeof(*l), GFP_KERNEL);
+	if (!l)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&l->pending);
+	l->cm_id = id;
+	l->sdev = sdev;
+
+	mutex_lock(&siw_listen_mutex);
+	grp = siw_lgroup_find(dev_net(sdev->netdev), &id->local_addr,
+			      id->afonly);
+	if (grp) {
+		kref_get(&grp->ref);
+		siw_dbg(sdev, "sharing listening socket %pISpc\n",
+			&id->local_addr);
+	} else {
+		grp = siw_lgroup_create(sdev, id, backlog);
+		if (IS_ERR(grp)) {
+			mutex_unlock(&siw_listen_mutex);
+			siw_warn(sdev, "cannot listen on %pISpc: %ld\n",
+				 &id->local_addr, PTR_ERR(grp));
+			kfree(l);
+			return PTR_ERR(grp);
+		}
+	}
+	l->grp = grp;
+	list_add_tail(&l->node, &grp->members);
+	id->provider_data = l;
+	mutex_unlock(&siw_listen_mutex);
+
+	siw_dbg(sdev, "listening on %pISpc, backlog %d\n", &id->local_addr,
+		backlog);
+	return 0;
+}
+
+/**
+ * siw_destroy_listen - iw_cm verb to stop listening
+ * @id: listening cm_id
+ *
+ * Connections still negotiating MPA for this listener are dropped.
+ * Requests already delivered belong to their child cm_ids.
+ *
+ * Return: 0 or -EINVAL.
+ */
+int siw_destroy_listen(struct iw_cm_id *id)
+{
+	struct siw_device *sdev = to_siw_dev(id->device);
+	struct siw_listener *l = id->provider_data;
+	struct siw_lgroup *grp;
+	struct siw_cep *cep, *next;
+	bool release = false;
+
+	if (!l) {
+		siw_warn(sdev, "destroy_listen: not listening\n");
+		return -EINVAL;
+	}
+	mutex_lock(&siw_listen_mutex);
+	grp = l->grp;
+	list_del(&l->node);
+	list_for_each_entry_safe(cep, next, &l->pending, lnode) {
+		list_del_init(&cep->lnode);
+		cep->listener = NULL;
+		siw_cep_kick(cep, SIW_EV_KILL);
+	}
+	if (list_empty(&grp->members) && !grp->dead) {
+		list_del_init(&grp->node);
+		grp->dead = true;
+		release = true;
+	}
+	mutex_unlock(&siw_listen_mutex);
+
+	if (release)
+		siw_lgroup_release(grp);
+	kref_put(&grp->ref, siw_lgroup_free);
+	id->provider_data = NULL;
+	siw_dbg(sdev, "stopped listening on %pISpc\n", &id->local_addr);
+	kfree(l);
+	return 0;
+}
+
+/* -------------------------------------------------- namespace, module */
+
+/* Kick every endpoint in @net (or all, for NULL) with @ev. */
+static void siw_cep_kick_all(struct net *net, int ev)
+{
+	struct siw_cep *cep;
+	unsigned long flags;
+
+	spin_lock_irqsave(&siw_ceps_lock, flags);
+	list_for_each_entry(cep, &siw_ceps, all) {
+		if (net && cep->net != net)
+			continue;
+		if (kref_get_unless_zero(&cep->ref)) {
+			siw_cep_kick(cep, ev);
+			siw_cep_put(cep);
+		}
+	}
+	spin_unlock_irqrestore(&siw_ceps_lock, flags);
+}
+
+/*
+ * Kernel sockets do not pin their namespace: release ours before TCP's
+ * own per-namespace exit runs (it is registered earlier, so exits later).
+ */
+static void siw_cm_net_exit(struct net *net)
+{
+	struct siw_lgroup *grp, *next;
+	LIST_HEAD(dying);
+
+	mutex_lock(&siw_listen_mutex);
+	list_for_each_entry_safe(grp, next, &siw_lgroups, node) {
+		if (grp->net != net)
+			continue;
+		/* members stay until iw_cm destroys their listens */
+		list_del_init(&grp->node);
+		grp->dead = true;
+		kref_get(&grp->ref);
+		list_add_tail(&grp->dnode, &dying);
+	}
+	mutex_unlock(&siw_listen_mutex);
+	list_for_each_entry_safe(grp, next, &dying, dnode) {
+		list_del(&grp->dnode);
+		siw_lgroup_release(grp);
+		kref_put(&grp->ref, siw_lgroup_free);
+	}
+
+	siw_cep_kick_all(net, SIW_EV_KILL);
+	flush_workqueue(siw_cm_wq);
+}
+
+static struct pernet_operations siw_cm_net_ops = {
+	.exit = siw_cm_net_exit,
+};
+
+int siw_cm_init(void)
+{
+	int rv;
+
+	siw_cm_wq = alloc_workqueue("siw_cm_wq", WQ_UNBOUND | WQ_MEM_RECLAIM,
+				    0);
+	if (!siw_cm_wq)
+		return -ENOMEM;
+	rv = register_pernet_subsys(&siw_cm_net_ops);
+	if (rv) {
+		destroy_workqueue(siw_cm_wq);
+		siw_cm_wq = NULL;
+	}
+	return rv;
+}
+
+void siw_cm_exit(void)
+{
+	struct siw_cep *cep, *next;
+	unsigned long flags;
+	unsigned int left = 0;
+	LIST_HEAD(shells);
+
+	if (!siw_cm_wq)
+		return;
+	unregister_pernet_subsys(&siw_cm_net_ops);
+	/* devices are gone: whatever still runs is closing down */
+	siw_cep_kick_all(NULL, SIW_EV_KILL);
+	drain_workqueue(siw_cm_wq);
+
+	/*
+	 * What is left are closed requests whose CONNECT_REQUEST iw_cm
+	 * dropped, so neither accept nor reject ever came.
+	 */
+	spin_lock_irqsave(&siw_ceps_lock, flags);
+	list_for_each_entry_safe(cep, next, &siw_ceps, all) {
+		if (WARN_ON_ONCE(cep->state != SIW_CEP_CLOSED))
+			continue;
+		list_move(&cep->all, &shells);
+	}
+	spin_unlock_irqrestore(&siw_ceps_lock, flags);
+	list_for_each_entry_safe(cep, next, &shells, all) {
+		list_del_init(&cep->all);
+		kfree(cep->ulp_pd);
+		kfree(cep);
+		left++;
+	}
+	if (left)
+		pr_info("freed %u unanswered connection requests\n", left);
+	destroy_workqueue(siw_cm_wq);
+	siw_cm_wq = NULL;
+}
