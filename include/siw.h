@@ -221,8 +221,6 @@ int siw_mr_invalidate(struct siw_device *sdev, u32 stag, struct ib_pd *pd,
 int siw_mr_fast_reg(struct siw_device *sdev, struct ib_mr *ibmr, u32 key,
 		    int access);
 void siw_mem_exit(struct siw_device *sdev);
-/* siw_main: call at device creation, before registration */
-void siw_mem_init(struct siw_device *sdev);
 /* MR verbs, referenced from siw_device_ops */
 struct ib_mr *siw_get_dma_mr(struct ib_pd *pd, int access);
 struct ib_mr *siw_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
@@ -283,6 +281,7 @@ struct siw_srq {
 	spinlock_t lock;
 	struct siw_rqe *queue;
 	u32 num_rqe;
+	u32 max_sge;			/* SGEs per WR, as created */
 	u32 get;
 	u32 put;			/* kernel consumers only */
 	u32 limit;			/* 0: not armed */

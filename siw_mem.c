@@ -1,0 +1,659 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * siw: memory regions and STags.
+ *
+ * An STag is a 24 bit table index and an 8 bit consumer key. The table
+ * (sdev->mr_xa) holds one reference on each MR; data path users take
+ * their own under RCU with siw_mr_lookup() and drop it with siw_mr_put().
+ * The last put may happen in softirq context, so the release (which may
+ * unpin user pages and sleep) runs from a work item, and only after an
+ * RCU grace period, since lookups may still be looking at the object.
+ */
+
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/vmalloc.h>
+#include <linux/random.h>
+#include <linux/overflow.h>
+#include <linux/scatterlist.h>
+#include <linux/wait_bit.h>
+#include <rdma/ib_umem.h>
+#include <kunit/visibility.h>
+
+#include "siw.h"
+
+/* Access rights an MR may carry; others are refused at registration. */
+#define SIW_MR_ACCESS_KNOWN						\
+	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |		\
+	 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |		\
+	 IB_ACCESS_MW_BIND)
+
+#define SIW_MR_ACCESS_RIGHTS						\
+	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |		\
+	 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+
+#define SIW_MR_ACCESS_REMOTE						\
+	(IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ |		\
+	 IB_ACCESS_REMOTE_ATOMIC)
+
+static inline u32 siw_stag_index(u32 stag)
+{
+	return stag >> SIW_STAG_IDX_SHIFT;
+}
+
+static inline u32 siw_stag_make(u32 index, u32 key)
+{
+	return (index << SIW_STAG_IDX_SHIFT) | (key & SIW_STAG_KEY_MASK);
+}
+
+/*
+ * Check access flags a consumer asks for. Atomics and MW binding are
+ * accepted as rights (no operation will ever use them); optional hints
+ * are ignored; features we lack are EOPNOTSUPP, garbage is EINVAL.
+ */
+static int siw_mr_access_ok(struct siw_device *sdev, int access)
+{
+	int rest = access & ~(SIW_MR_ACCESS_KNOWN | IB_ACCESS_OPTIONAL);
+
+	if (rest & ~IB_ACCESS_SUPPORTED) {
+		siw_dbg(sdev, "unknown access flags 0x%x\n", access);
+		return -EINVAL;
+	}
+	if (rest) {
+		siw_dbg(sdev, "unsupported access flags 0x%x\n", rest);
+		return -EOPNOTSUPP;
+	}
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE)) {
+		siw_dbg(sdev, "remote write without local write 0x%x\n",
+			access);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static struct siw_mr *siw_mr_new(struct siw_device *sdev, struct ib_pd *pd,
+				 enum siw_mr_type type, int access)
+{
+	struct siw_mr *mr;
+
+	if (atomic_inc_return(&sdev->num_mr) > SIW_MAX_MR) {
+		atomic_dec(&sdev->num_mr);
+		siw_dbg(sdev, "out of MRs (max %u)\n", SIW_MAX_MR);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr) {
+		atomic_dec(&sdev->num_mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr->sdev = sdev;
+	mr->type = type;
+	mr->pd = pd;
+	mr->access = access & SIW_MR_ACCESS_RIGHTS;
+	kref_init(&mr->ref);
+	return mr;
+}
+
+/* Frees what siw_mr_new() and the type specific setup allocated. */
+static void siw_mr_free(struct siw_mr *mr)
+{
+	struct siw_device *sdev = mr->sdev;
+
+	if (mr->umem)
+		ib_umem_release(mr->umem);
+	kvfree(mr->pages);
+	kfree(mr->pbl);
+	kfree(mr);
+
+	if (atomic_dec_and_test(&sdev->num_mr))
+		wake_up_var(&sdev->num_mr);
+}
+
+static void siw_mr_free_work(struct work_struct *w)
+{
+	siw_mr_free(container_of(to_rcu_work(w), struct siw_mr, free_work));
+}
+
+static void siw_mr_release(struct kref *ref)
+{
+	struct siw_mr *mr = container_of(ref, struct siw_mr, ref);
+
+	/* may be softirq; unpinning pages needs process context */
+	INIT_RCU_WORK(&mr->free_work, siw_mr_free_work);
+	queue_rcu_work(siw_tx_wq, &mr->free_work);
+}
+
+/**
+ * siw_mr_put() - drop a reference taken by siw_mr_lookup()
+ * @mr: memory region, may be NULL
+ *
+ * Safe in any context; the final release is deferred.
+ */
+void siw_mr_put(struct siw_mr *mr)
+{
+	if (mr)
+		kref_put(&mr->ref, siw_mr_release);
+}
+
+/**
+ * siw_mr_lookup() - find the MR an STag names and reference it
+ * @sdev: device
+ * @stag: full STag, key included
+ *
+ * Return: the referenced MR, valid or not, or NULL if no MR carries
+ * exactly this STag.
+ */
+struct siw_mr *siw_mr_lookup(struct siw_device *sdev, u32 stag)
+{
+	struct siw_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&sdev->mr_xa, siw_stag_index(stag));
+	if (mr && (READ_ONCE(mr->stag) != stag ||
+		   !kref_get_unless_zero(&mr->ref)))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
+/*
+ * Give a set-up MR an STag and make it visible. The index is reserved
+ * first and the pointer stored only once the STag is final, so lookups
+ * never see a half-built MR.
+ */
+static int siw_mr_publish(struct siw_mr *mr, u32 key)
+{
+	struct siw_device *sdev = mr->sdev;
+	u32 index;
+	int rv;
+
+	/* index 0 is never used: an all-zero STag names nothing */
+	rv = xa_alloc_cyclic(&sdev->mr_xa, &index, NULL,
+			     XA_LIMIT(1, SIW_STAG_IDX_MAX), &sdev->next_mr,
+			     GFP_KERNEL);
+	if (rv < 0) {
+		siw_dbg(sdev, "no STag index: %d\n", rv);
+		return rv == -EBUSY ? -ENOMEM : rv;
+	}
+	mr->stag = siw_stag_make(index, key);
+	mr->base.lkey = mr->stag;
+	mr->base.rkey = mr->stag;
+
+	xa_store(&sdev->mr_xa, index, mr, GFP_KERNEL);
+	return 0;
+}
+
+static u32 siw_kernel_key(void)
+{
+	return get_random_u32() & SIW_STAG_KEY_MASK;
+}
+
+/* Unpublish and drop the table's reference. */
+static void siw_mr_retire(struct siw_mr *mr)
+{
+	WRITE_ONCE(mr->valid, false);
+	xa_erase(&mr->sdev->mr_xa, siw_stag_index(mr->stag));
+	siw_mr_put(mr);
+}
+
+/**
+ * siw_get_dma_mr() - MR covering all kernel virtual addresses
+ * @pd: protection domain
+ * @access: IB_ACCESS_* rights
+ *
+ * siw does virtual DMA: ib_dma_map_*() hands out kernel virtual
+ * addresses, so an SGE address is a kernel pointer within this MR.
+ */
+struct ib_mr *siw_get_dma_mr(struct ib_pd *pd, int access)
+{
+	struct siw_device *sdev = to_siw_dev(pd->device);
+	struct siw_mr *mr;
+	int rv;
+
+	rv = siw_mr_access_ok(sdev, access);
+	if (rv)
+		return ERR_PTR(rv);
+
+	mr = siw_mr_new(sdev, pd, SIW_MR_DMA, access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->va = 0;
+	mr->len = U64_MAX;
+	mr->valid = true;
+
+	rv = siw_mr_publish(mr, siw_kernel_key());
+	if (rv) {
+		siw_mr_free(mr);
+		return ERR_PTR(rv);
+	}
+	siw_dbg(sdev, "DMA MR stag 0x%08x access 0x%x\n", mr->stag, access);
+	return &mr->base;
+}
+
+/* Flatten the pinned pages of a user MR into mr->pages. */
+static int siw_mr_fill_pages(struct siw_mr *mr)
+{
+	struct sg_page_iter it;
+	unsigned long n = 0;
+
+	mr->npages = ib_umem_num_pages(mr->umem);
+	mr->pages = kvmalloc_array(mr->npages, sizeof(*mr->pages),
+				   GFP_KERNEL);
+	if (!mr->pages)
+		return -ENOMEM;
+
+	for_each_sgtable_page(&mr->umem->sgt_append.sgt, &it, 0) {
+		if (n == mr->npages)
+			break;
+		mr->pages[n++] = sg_page_iter_page(&it);
+	}
+	if (n != mr->npages) {
+		siw_warn(mr->sdev, "umem has %lu of %lu pages\n", n,
+			 mr->npages);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+/**
+ * siw_reg_user_mr() - register user memory
+ * @pd: protection domain
+ * @start: user address of the buffer
+ * @len: length in bytes
+ * @virt_addr: I/O virtual address the peer and SGEs use for @start
+ * @access: IB_ACCESS_* rights
+ * @udata: carries struct siw_ureq_reg_mr in, struct siw_uresp_reg_mr out
+ *
+ * Return: the MR or an ERR_PTR.
+ */
+struct ib_mr *siw_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
+			      u64 virt_addr, int access,
+			      struct ib_udata *udata)
+{
+	struct siw_device *sdev = to_siw_dev(pd->device);
+	struct siw_ureq_reg_mr ureq = {};
+	struct siw_uresp_reg_mr uresp = {};
+	struct ib_umem *umem;
+	struct siw_mr *mr;
+	u64 end;
+	int rv;
+
+	rv = siw_mr_access_ok(sdev, access);
+	if (rv)
+		return ERR_PTR(rv);
+	if (!len || len > SIW_MAX_MR_SIZE ||
+	    check_add_overflow(virt_addr, len, &end)) {
+		siw_dbg(sdev, "bad MR length 0x%llx at 0x%llx\n", len,
+			virt_addr);
+		return ERR_PTR(-EINVAL);
+	}
+	if (udata && udata->inlen) {
+		if (udata->inlen > sizeof(ureq) &&
+		    !ib_is_udata_cleared(udata, sizeof(ureq),
+					 udata->inlen - sizeof(ureq))) {
+			siw_dbg(sdev, "unknown reg_mr request data\n");
+			return ERR_PTR(-EOPNOTSUPP);
+		}
+		rv = ib_copy_from_udata(&ureq, udata,
+					min(sizeof(ureq), udata->inlen));
+		if (rv)
+			return ERR_PTR(rv);
+	}
+	if (udata && udata->outlen < sizeof(uresp)) {
+		siw_dbg(sdev, "reg_mr response buffer too small\n");
+		return ERR_PTR(-EINVAL);
+	}
+
+	mr = siw_mr_new(sdev, pd, SIW_MR_USER, access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+
+	umem = ib_umem_get(pd->device, start, len, access);
+	if (IS_ERR(umem)) {
+		rv = PTR_ERR(umem);
+		siw_dbg(sdev, "pinning 0x%llx bytes failed: %d\n", len, rv);
+		goto err;
+	}
+	mr->umem = umem;
+	mr->va = virt_addr;
+	mr->len = len;
+	mr->first_off = offset_in_page(start);
+	mr->remote_inv_ok = !!(access & SIW_MR_ACCESS_REMOTE);
+	rv = siw_mr_fill_pages(mr);
+	if (rv)
+		goto err;
+	mr->base.iova = virt_addr;
+	mr->base.length = len;
+	mr->base.page_size = PAGE_SIZE;
+	mr->valid = true;
+
+	rv = siw_mr_publish(mr, ureq.stag_key);
+	if (rv)
+		goto err;
+
+	if (udata) {
+		uresp.stag = mr->stag;
+		rv = ib_copy_to_udata(udata, &uresp, sizeof(uresp));
+		if (rv) {
+			siw_mr_retire(mr);
+			return ERR_PTR(rv);
+		}
+	}
+	siw_dbg(sdev, "user MR stag 0x%08x va 0x%llx len 0x%llx\n", mr->stag,
+		virt_addr, len);
+	return &mr->base;
+err:
+	siw_mr_free(mr);
+	return ERR_PTR(rv);
+}
+
+/**
+ * siw_alloc_mr() - fast registration MR, invalid until IB_WR_REG_MR
+ * @pd: protection domain
+ * @type: only IB_MR_TYPE_MEM_REG
+ * @max_num_sg: page list capacity
+ *
+ * Return: the MR or an ERR_PTR.
+ */
+struct ib_mr *siw_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
+			   u32 max_num_sg)
+{
+	struct siw_device *sdev = to_siw_dev(pd->device);
+	struct siw_mr *mr;
+	int rv;
+
+	if (type != IB_MR_TYPE_MEM_REG) {
+		siw_dbg(sdev, "MR type %d not supported\n", type);
+		return ERR_PTR(-EOPNOTSUPP);
+	}
+	if (!max_num_sg || max_num_sg > SIW_MAX_FR_PAGES) {
+		siw_dbg(sdev, "bad page list size %u\n", max_num_sg);
+		return ERR_PTR(-EINVAL);
+	}
+	mr = siw_mr_new(sdev, pd, SIW_MR_FRMR, 0);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+
+	mr->pbl = kcalloc(max_num_sg, sizeof(*mr->pbl), GFP_KERNEL);
+	if (!mr->pbl) {
+		rv = -ENOMEM;
+		goto err;
+	}
+	mr->pbl_max = max_num_sg;
+	mr->remote_inv_ok = true;
+
+	rv = siw_mr_publish(mr, siw_kernel_key());
+	if (rv)
+		goto err;
+	return &mr->base;
+err:
+	siw_mr_free(mr);
+	return ERR_PTR(rv);
+}
+
+static int siw_mr_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct siw_mr *mr = to_siw_mr(ibmr);
+
+	if (mr->pbl_n >= mr->pbl_max)
+		return -ENOMEM;
+	mr->pbl[mr->pbl_n++] = addr;
+	return 0;
+}
+
+/**
+ * siw_map_mr_sg() - load the page list of a fast registration MR
+ * @ibmr: FRMR, must be invalid
+ * @sg: DMA mapped (kernel virtual) scatterlist
+ * @sg_nents: entries in @sg
+ * @sg_offset: byte offset into the first entry
+ *
+ * Return: number of entries mapped, or -errno.
+ */
+int siw_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		  unsigned int *sg_offset)
+{
+	struct siw_mr *mr = to_siw_mr(ibmr);
+	int n;
+
+	if (mr->type != SIW_MR_FRMR || READ_ONCE(mr->valid)) {
+		siw_dbg(mr->sdev, "stag 0x%08x: not a free FRMR\n", mr->stag);
+		return -EINVAL;
+	}
+	mr->pbl_n = 0;
+	n = ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, siw_mr_set_page);
+	/* ULPs may rebase iova later (zero based); keep the page offset */
+	if (ibmr->page_size)
+		mr->first_off = ibmr->iova & (ibmr->page_size - 1);
+	return n;
+}
+
+/**
+ * siw_mr_fast_reg() - execute an IB_WR_REG_MR work request
+ * @sdev: device of the QP executing the request
+ * @ibmr: the MR named in the request
+ * @key: new STag (its index must be the MR's)
+ * @access: IB_ACCESS_* rights to grant
+ *
+ * Return: 0 or -EINVAL if the MR is not an invalid FRMR of this device,
+ * the STag or rights are wrong, or the page list does not cover the
+ * registered range.
+ */
+int siw_mr_fast_reg(struct siw_device *sdev, struct ib_mr *ibmr, u32 key,
+		    int access)
+{
+	struct siw_mr *mr = to_siw_mr(ibmr);
+	u32 psz = ibmr->page_size;
+	u64 need;
+
+	if (ibmr->device != &sdev->base || mr->type != SIW_MR_FRMR) {
+		siw_dbg(sdev, "REG_MR on a non-FRMR\n");
+		return -EINVAL;
+	}
+	if (READ_ONCE(mr->valid)) {
+		siw_dbg(sdev, "REG_MR on valid stag 0x%08x\n", mr->stag);
+		return -EINVAL;
+	}
+	if (siw_stag_index(key) != siw_stag_index(mr->stag)) {
+		siw_dbg(sdev, "REG_MR key 0x%08x for stag 0x%08x\n", key,
+			mr->stag);
+		return -EINVAL;
+	}
+	if (siw_mr_access_ok(sdev, access))
+		return -EINVAL;
+	if (!psz || !is_power_of_2(psz) || ibmr->length > SIW_MAX_MR_SIZE) {
+		siw_dbg(sdev, "REG_MR bad page size %u or length %llu\n", psz,
+			ibmr->length);
+		return -EINVAL;
+	}
+	need = DIV_ROUND_UP((u64)mr->first_off + ibmr->length, psz);
+	if (need > mr->pbl_n) {
+		siw_dbg(sdev, "REG_MR needs %llu pages, has %u\n", need,
+			mr->pbl_n);
+		return -EINVAL;
+	}
+	mr->access = access & SIW_MR_ACCESS_RIGHTS;
+	mr->va = ibmr->iova;
+	mr->len = ibmr->length;
+	WRITE_ONCE(mr->stag, siw_stag_make(siw_stag_index(mr->stag), key));
+	/* publish the new range and rights before the STag turns valid */
+	smp_store_release(&mr->valid, true);
+	return 0;
+}
+
+/**
+ * siw_mr_check() - may this access use this MR
+ * @mr: referenced MR
+ * @pd: PD of the accessing QP
+ * @access: rights needed: 0 for local read, IB_ACCESS_LOCAL_WRITE,
+ *	    IB_ACCESS_REMOTE_READ or IB_ACCESS_REMOTE_WRITE
+ * @va: first address
+ * @len: bytes, may be 0
+ * @remote: access requested by the peer
+ *
+ * Return: enum siw_access_err, SIW_ACC_OK (0) if permitted.
+ */
+int siw_mr_check(struct siw_mr *mr, struct ib_pd *pd, int access, u64 va,
+		 u64 len, bool remote)
+{
+	u64 end;
+
+	/* pairs with siw_mr_fast_reg(): range and rights before valid */
+	if (!smp_load_acquire(&mr->valid))
+		return SIW_ACC_STAG;
+	if (mr->pd != pd)
+		return SIW_ACC_PD;
+	if (access & ~mr->access & SIW_MR_ACCESS_RIGHTS)
+		return SIW_ACC_RIGHTS;
+	/* a peer must name a remote right; catches callers passing 0 */
+	if (remote && !(access & SIW_MR_ACCESS_REMOTE))
+		return SIW_ACC_RIGHTS;
+	if (check_add_overflow(va, len, &end))
+		return SIW_ACC_WRAP;
+	if (va < mr->va || end - mr->va > mr->len)
+		return SIW_ACC_BOUNDS;
+	return SIW_ACC_OK;
+}
+EXPORT_SYMBOL_IF_KUNIT(siw_mr_check);
+
+static int siw_chunk_kva(unsigned long kva, u64 len, struct siw_mem_chunk *c)
+{
+	struct page *p;
+
+	if (is_vmalloc_addr((void *)kva))
+		p = vmalloc_to_page((void *)kva);
+	else if (virt_addr_valid((void *)kva))
+		p = virt_to_page((void *)kva);
+	else
+		p = NULL;
+	if (!p)
+		return -EFAULT;
+	c->page = p;
+	c->off = offset_in_page(kva);
+	c->len = min_t(u64, len, PAGE_SIZE - c->off);
+	return 0;
+}
+
+/**
+ * siw_mr_chunk() - locate the page piece holding an MR address
+ * @mr: MR, range already accepted by siw_mr_check()
+ * @va: address within the MR
+ * @len: bytes wanted from @va
+ * @c: result; @c->len is at most @len and never crosses a page
+ *
+ * Return: 0, or -EFAULT if the MR cannot resolve @va (never expected
+ * after a successful check, but the data path must not crash on it).
+ */
+int siw_mr_chunk(struct siw_mr *mr, u64 va, u64 len, struct siw_mem_chunk *c)
+{
+	u64 off, idx;
+	u32 psz;
+
+	if (va < mr->va || va - mr->va > mr->len)
+		return -EFAULT;
+	off = va - mr->va + mr->first_off;
+
+	switch (mr->type) {
+	case SIW_MR_DMA:
+		return siw_chunk_kva((unsigned long)va, len, c);
+
+	case SIW_MR_USER:
+		idx = off >> PAGE_SHIFT;
+		if (idx >= mr->npages)
+			return -EFAULT;
+		c->page = mr->pages[idx];
+		c->off = offset_in_page(off);
+		c->len = min_t(u64, len, PAGE_SIZE - c->off);
+		return 0;
+
+	case SIW_MR_FRMR:
+		psz = mr->base.page_size;
+		if (!psz)
+			return -EFAULT;
+		idx = off / psz;
+		if (idx >= mr->pbl_n)
+			return -EFAULT;
+		off &= psz - 1;
+		if (siw_chunk_kva(mr->pbl[idx] + off, len, c))
+			return -EFAULT;
+		/* a page list block may be smaller than a CPU page */
+		c->len = min_t(u64, c->len, psz - off);
+		return 0;
+	}
+	return -EFAULT;
+}
+
+/**
+ * siw_mr_invalidate() - invalidate an STag (local or Send with Invalidate)
+ * @sdev: device
+ * @stag: STag to invalidate
+ * @pd: PD of the QP asking
+ * @remote: requested by the peer
+ *
+ * Return: enum siw_access_err, SIW_ACC_OK (0) on success.
+ */
+int siw_mr_invalidate(struct siw_device *sdev, u32 stag, struct ib_pd *pd,
+		      bool remote)
+{
+	struct siw_mr *mr = siw_mr_lookup(sdev, stag);
+	int rv = SIW_ACC_OK;
+
+	if (!mr)
+		return SIW_ACC_STAG;
+	if (mr->pd != pd)
+		rv = SIW_ACC_PD;
+	else if (mr->type == SIW_MR_DMA || (remote && !mr->remote_inv_ok))
+		rv = SIW_ACC_RIGHTS;
+	else if (cmpxchg(&mr->valid, true, false) != true)
+		rv = SIW_ACC_STAG;
+
+	if (rv)
+		siw_dbg(sdev, "invalidate stag 0x%08x%s refused: %d\n", stag,
+			remote ? " (remote)" : "", rv);
+	siw_mr_put(mr);
+	return rv;
+}
+
+/**
+ * siw_dereg_mr() - destroy an MR
+ * @ibmr: MR
+ * @udata: unused
+ *
+ * The STag stops resolving at once; the memory and pinned pages go when
+ * the last in-flight user lets go.
+ */
+int siw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct siw_mr *mr = to_siw_mr(ibmr);
+
+	siw_dbg(mr->sdev, "stag 0x%08x\n", mr->stag);
+	siw_mr_retire(mr);
+	return 0;
+}
+
+/**
+ * siw_mem_exit() - STag table teardown at device removal
+ * @sdev: device, all verbs objects gone
+ *
+ * Waits until every MR is freed, so no release work touches @sdev
+ * after it is gone.
+ */
+void siw_mem_exit(struct siw_device *sdev)
+{
+	struct siw_mr *mr;
+	unsigned long i;
+
+	xa_for_each(&sdev->mr_xa, i, mr) {
+		WARN_ONCE(1, "siw: %s: MR stag 0x%08x left at removal\n",
+			  dev_name(&sdev->base.dev), mr->stag);
+		siw_mr_retire(mr);
+	}
+	/* release work queued from RCU callbacks must be on its way */
+	rcu_barrier();
+	while (!wait_var_event_timeout(&sdev->num_mr,
+				       !atomic_read(&sdev->num_mr), 10 * HZ))
+		siw_warn(sdev, "waiting for %d MRs still referenced\n",
+			 atomic_read(&sdev->num_mr));
+	xa_destroy(&sdev->mr_xa);
+}
