@@ -1594,6 +1594,9 @@ static void siw_cep_step(struct siw_cep *cep)
 	unsigned long ev = xchg(&cep->events, 0);
 	bool expired = false;
 
+	/* a closed endpoint may outlive its device: touch nothing */
+	if (cep->state == SIW_CEP_CLOSED)
+		return;
 	if ((ev & BIT(SIW_EV_TIMEOUT)) && cep->armed &&
 	    time_after_eq(jiffies, cep->deadline)) {
 		cep->armed = false;
