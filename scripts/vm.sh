@@ -31,7 +31,7 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=scripts/kernels.sh
 source "$top/scripts/kernels.sh"
 
-kernel=stock pair=0 wall=900 log= mem= quiet=0
+kernel=stock pair=0 wall=900 log='' mem='' quiet=0
 extra_env=()
 while (($#)); do
 	case $1 in
@@ -70,7 +70,7 @@ boot_allow=90
 gtimeout=$((wall - boot_allow))
 ((gtimeout >= 30)) || gtimeout=30
 
-accel=(-accel tcg,thread=multi)
+accel=(-accel 'tcg,thread=multi')
 # KVM only if usable: /dev/kvm and hardware virtualisation flags (a /dev/kvm
 # without vmx/svm exists here and hangs). SIWVM_ACCEL=kvm|tcg overrides.
 if [[ ${SIWVM_ACCEL:-} == kvm ]] || { [[ -z ${SIWVM_ACCEL:-} && -w /dev/kvm ]] && grep -qwE 'vmx|svm' /proc/cpuinfo; }; then
@@ -83,6 +83,7 @@ mkdir -p "$top/build/vm/logs" "$top/build/vm/runs"
 mkdir -p "$(dirname "$log")"
 
 pids=() tails=() rundirs=()
+# shellcheck disable=SC2317
 cleanup() {
 	local p
 	for p in "${pids[@]}" "${tails[@]}"; do kill "$p" 2>/dev/null || true; done

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2031,SC2016
+# Guest side of tests/run: runs the cases of one group in this VM boot.
+# Env (from tests/run via vm.sh):
+#   SIW_GROUP_DIR   tests/cases/<group> (absolute)
+#   SIW_CASES       "case.sh:TIMEOUT ..." in run order
+#   SIW_CASE_OUTDIR where to write <case>[.<role>].out and results[.<role>]
+# Each case runs in its own process with a hard timeout, cwd = tree top,
+# output to its .out file. Console markers:
+#   @@CASE-BEGIN <case>      @@CASE-END <case> rc=N secs=S
+# results line: "<case> PASS|FAIL|SKIP <rc> <secs> <reason...>"
+set -uo pipefail
+top=${SIW_TOP:?}
+out=${SIW_CASE_OUTDIR:?}
+sfx=${SIW_ROLE:+.$SIW_ROLE}
+mkdir -p "$out"
+res=$out/results$sfx
+: >"$res"
+
+peer_ok=1
+if [[ -n ${SIW_ROLE:-} ]]; then
+	# Wait for the other guest on the private link.
+	end=$((SECONDS + 180))
+	until ping -c1 -W1 "$SIW_PEER_IP" >/dev/null 2>&1; do
+		if ((SECONDS >= end)); then peer_ok=0; break; fi
+		sleep 0.5
+	done
+	((peer_ok)) || echo "guest-cases: peer $SIW_PEER_IP unreachable"
+fi
+
+i=0
+for spec in $SIW_CASES; do
+	c=${spec%:*} t=${spec##*:}
+	i=$((i + 1))
+	name=${c%.sh}
+	of=$out/$name$sfx.out
+	echo "@@CASE-BEGIN $name"
+	start=$SECONDS
+	if ((!peer_ok)); then
+		echo "FAIL: peer guest unreachable on the pair link" >"$of"; rc=1
+	else
+		rc=0
+		if [[ -n ${SIW_ROLE:-} ]]; then
+			# Both guests start each case together.
+			(source "$top/tests/lib.sh"; pair_barrier "case-$i-$name" 600 $((46000 + i))) >"$of" 2>&1 || rc=1
+		fi
+		if ((rc == 0)); then
+			# timeout makes itself a process-group leader and kills the whole
+			# group on expiry; leftovers of a finished case are killed too.
+			SIW_CASE=$name SIW_CASE_TIMEOUT=$t timeout -k 10 "$t" bash -c 'cd "$SIW_TOP" && exec "$0"' "$SIW_GROUP_DIR/$c" </dev/null >>"$of" 2>&1 &
+			tpid=$!
+			wait "$tpid" || rc=$?
+			kill -KILL -- "-$tpid" 2>/dev/null
+			((rc == 124 || rc == 137)) && echo "FAIL: case timed out after ${t}s" >>"$of"
+		fi
+	fi
+	secs=$((SECONDS - start))
+	reason=
+	case $rc in
+	0) st=PASS ;;
+	77)
+		reason=$(sed -n 's/^SKIP: //p' "$of" | tail -n1)
+		if [[ -n $reason ]]; then st=SKIP; else st=FAIL reason="exit 77 without a SKIP: reason line"; fi
+		;;
+	*)
+		st=FAIL
+		reason=$(grep -E '^FAIL: ' "$of" | tail -n1 | cut -c7-200)
+		[[ -n $reason ]] || reason="exit status $rc"
+		;;
+	esac
+	echo "$c $st $rc $secs $reason" >>"$res"
+	sync "$res" 2>/dev/null || sync
+	echo "@@CASE-END $name rc=$rc secs=$secs"
+done
+exit 0

@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# Helpers for guest test cases. Source it from a case script:
+#   source "$(dirname "$0")/../../lib.sh"
+# Cases run as root inside the VM, cwd = tree top ($SIW_TOP, same absolute
+# path as on the host). Exit 0 = pass, 77 = skip (print reason via skip),
+# anything else = fail.
+#
+# Environment (set by scripts/vm.sh / scripts/guest-cases.sh):
+#   SIW_TOP      project tree            SIW_KVER   uname -r of the guest
+#   SIW_KERNEL   stock|debug             SIW_KO     build/$KVER/siw.ko
+#   SIW_ROLE     a|b (pair groups)       SIW_MY_IP / SIW_PEER_IP (pair)
+#   SIW_CASE     case name               SIW_CASE_TIMEOUT (seconds)
+set -eEuo pipefail
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+: "${SIW_TOP:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+: "${SIW_KVER:=$(uname -r)}"
+SIW_KO=${SIW_KO:-$SIW_TOP/build/$(uname -r)/siw.ko}
+export SIW_TOP SIW_KVER SIW_KO
+
+# ---- results ---------------------------------------------------------------
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: ${*:-no reason given}"; exit 77; }
+info() { echo "# $*"; }
+# On an unexpected failing command (set -e), name it.
+trap 'echo "FAIL: command failed (rc=$?) at line $LINENO: $BASH_COMMAND" >&2' ERR
+
+# ---- cleanup on exit -------------------------------------------------------
+_siw_exit_cmds=()
+on_exit() { _siw_exit_cmds=("$*" "${_siw_exit_cmds[@]}"); }
+_siw_run_exit() {
+	local rc=$? c
+	trap - ERR
+	set +e
+	for c in "${_siw_exit_cmds[@]}"; do eval "$c" >/dev/null 2>&1; done
+	exit "$rc"
+}
+trap _siw_run_exit EXIT
+
+# ---- misc ------------------------------------------------------------------
+need_cmd() {
+	local c
+	for c in "$@"; do command -v "$c" >/dev/null 2>&1 || skip "command '$c' not available"; done
+}
+is_debug_kernel() { [[ $(uname -r) == *siwdebug* ]]; }
+
+# expect_fail CMD...: CMD must exit non-zero; its output in $EXPECT_OUT
+expect_fail() {
+	local rc=0
+	EXPECT_OUT=$("$@" 2>&1) || rc=$?
+	((rc != 0)) || fail "expected failure, but succeeded: $*${EXPECT_OUT:+ (output: $EXPECT_OUT)}"
+	return 0
+}
+# run CMD...: run and fail with the output if it fails
+run() {
+	local out rc=0
+	out=$("$@" 2>&1) || rc=$?
+	((rc == 0)) || fail "'$*' failed (rc=$rc): $out"
+	[[ -z $out ]] || printf '%s\n' "$out"
+}
+
+# wait_for TIMEOUT_S CMD...: poll CMD (every 0.2 s) until it succeeds.
+wait_for() {
+	local t=$1; shift
+	local end=$((SECONDS + t))
+	while :; do
+		"$@" >/dev/null 2>&1 && return 0
+		((SECONDS < end)) || return 1
+		sleep 0.2
+	done
+}
+
+# ---- dmesg -----------------------------------------------------------------
+# m=$(dmesg_mark); ...; dmesg_since "$m"  -> kernel lines logged after mark
+_siw_mark_n=0
+dmesg_mark() {
+	_siw_mark_n=$((_siw_mark_n + 1))
+	local id="siwtest-mark-$$-$_siw_mark_n-$RANDOM"
+	echo "siwtest: $id" >/dev/kmsg
+	echo "$id"
+}
+dmesg_since() {
+	dmesg | awk -v id="siwtest: $1" 'found { print; next } index($0, id) { found = 1 }'
+}
+
+# ---- module ----------------------------------------------------------------
+_siw_updates() { echo "/lib/modules/$(uname -r)/updates"; }
+# siw_install [KO]: our siw.ko into updates/ (wins over the in-tree siw in
+# depmod's search order), then depmod. Idempotent.
+# shellcheck disable=SC2120
+siw_install() {
+	local ko=${1:-$SIW_KO} upd
+	upd=$(_siw_updates)
+	[[ -e $ko ]] || fail "module not built: $ko missing (tests/run builds it; or scripts/build.sh $(uname -r))"
+	mkdir -p "$upd"
+	if ! cmp -s "$ko" "$upd/$(basename "$ko")"; then
+		cp -f "$ko" "$upd/"
+		depmod -a
+	fi
+	local p
+	p=$(modinfo -n "$(basename "$ko" .ko)" 2>/dev/null) || fail "modinfo cannot find $(basename "$ko" .ko) after depmod"
+	[[ $p == "$upd/$(basename "$ko")" ]] || fail "modinfo resolves $(basename "$ko" .ko) to $p, not $upd"
+}
+siw_loaded() { [[ -d /sys/module/siw ]]; }
+siw_load() {
+	siw_install "$SIW_KO"
+	siw_loaded || run modprobe siw "$@"
+	siw_loaded || fail "siw not loaded after modprobe"
+	# must be ours, not the in-tree module
+	local src
+	src=$(cat /sys/module/siw/srcversion 2>/dev/null || true)
+	[[ -z $src || $src == "$(modinfo -F srcversion "$SIW_KO")" ]] ||
+		fail "loaded siw (srcversion $src) is not $SIW_KO"
+}
+siw_unload() {
+	siw_loaded || return 0
+	local i
+	for i in $(seq 50); do
+		rmmod siw 2>/dev/null && break
+		sleep 0.2
+	done
+	siw_loaded && fail "rmmod siw failed: $(rmmod siw 2>&1)"
+	return 0
+}
+
+# ---- rdma / verbs ----------------------------------------------------------
+rdma_link_exists() { rdma link show 2>/dev/null | grep -qE "^link $1/[0-9]+ "; }
+rdma_dev_exists() { rdma dev show 2>/dev/null | grep -qE "^[0-9]+: $1:"; }
+# ibdev_port_state DEV [PORT]: PORT_ACTIVE / PORT_DOWN / ... from ibv_devinfo
+ibdev_port_state() {
+	local port=${2:-1}
+	ibv_devinfo -d "$1" -i "$port" 2>/dev/null | awk '$1 == "state:" { print $2; exit }'
+}
+# ibdev_attr DEV KEY: value of "KEY:" from ibv_devinfo -v (first match)
+ibdev_attr() {
+	ibv_devinfo -v -d "$1" 2>/dev/null | awk -v k="$2:" '$1 == k { $1 = ""; sub(/^ +/, ""); print; exit }'
+}
+
+# ---- networks --------------------------------------------------------------
+# veth_pair [A B]: veth A <-> B in the root netns, both up (default veth1/veth2)
+veth_pair() {
+	local a=${1:-veth1} b=${2:-veth2}
+	ip link del "$a" 2>/dev/null || true
+	run ip link add "$a" type veth peer name "$b"
+	run ip link set "$a" up
+	run ip link set "$b" up
+	on_exit "ip link del $a"
+}
+# netns_pair: netns h1 (veth1, 10.88.0.1/24) and h2 (veth2, 10.88.0.2/24)
+netns_pair() {
+	netns_cleanup
+	run ip netns add h1
+	run ip netns add h2
+	on_exit netns_cleanup
+	run ip link add veth1 netns h1 type veth peer name veth2 netns h2
+	local i
+	for i in 1 2; do
+		run ip -n "h$i" link set lo up
+		run ip -n "h$i" addr add "10.88.0.$i/24" dev "veth$i"
+		run ip -n "h$i" link set "veth$i" up
+	done
+	wait_for 10 ip netns exec h1 ping -c1 -W1 10.88.0.2 || fail "netns_pair: no ping h1 -> h2"
+}
+netns_cleanup() {
+	ip netns del h1 2>/dev/null || true
+	ip netns del h2 2>/dev/null || true
+	ip link del veth1 2>/dev/null || true
+}
+
+# ---- pair groups -----------------------------------------------------------
+# pair_barrier NAME [TIMEOUT [PORT]]: both guests wait here until the other
+# arrives (role b listens, role a connects); fails if the names differ.
+pair_barrier() {
+	local name=$1 t=${2:-120} port=${3:-45999}
+	[[ -n ${SIW_ROLE:-} && -n ${SIW_PEER_IP:-} ]] || fail "pair_barrier outside a pair group"
+	if [[ $SIW_ROLE == b ]]; then
+		local got
+		got=$(timeout "$t" busybox nc -l -p "$port" </dev/null) || fail "barrier '$name': peer did not arrive in ${t}s"
+		[[ $got == "$name" ]] || fail "barrier '$name': peer is at '$got'"
+	else
+		local end=$((SECONDS + t))
+		until (exec 3<>"/dev/tcp/$SIW_PEER_IP/$port" && echo "$name" >&3) 2>/dev/null; do
+			((SECONDS < end)) || fail "barrier '$name': peer did not arrive in ${t}s"
+			sleep 0.2
+		done
+	fi
+}
+
+# ---- kmemleak --------------------------------------------------------------
+# kmemleak_scan_check: 0 when kmemleak is unavailable or reports nothing new;
+# otherwise prints the report, clears it (later checks see only newer
+# leaks) and returns 1.
+kmemleak_scan_check() {
+	local f=/sys/kernel/debug/kmemleak rep
+	[[ -w $f ]] || { info "kmemleak not available"; return 0; }
+	sleep 6 # objects younger than 5 s are never reported
+	echo scan >"$f"
+	sleep 1
+	echo scan >"$f"
+	rep=$(cat "$f")
+	[[ -z $rep ]] && return 0
+	echo "kmemleak found unreferenced objects:" >&2
+	printf '%s\n' "$rep" | head -n 80 >&2
+	echo clear >"$f"
+	return 1
+}
+
+# dmesg_problems_since MARK: fail if the kernel logged a problem report
+# (Oops, BUG, WARNING, KASAN, lockdep, ...) after MARK.
+dmesg_problems_since() {
+	local bad
+	bad=$(dmesg_since "$1" | grep -E 'Oops|BUG:|WARNING:|KASAN|UBSAN|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|general protection fault|Kernel panic|Call Trace:' || true)
+	[[ -z $bad ]] || fail "kernel reported a problem: $(printf '%s\n' "$bad" | head -n 5)"
+}
+# rdma_links: names of all RDMA links
+rdma_links() { rdma link show 2>/dev/null | awk '$1 == "link" { sub(/\/.*/, "", $2); print $2 }'; }
