@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Helpers shared by the verbs/, datapath/ and pair-datapath/ cases.
+# Source AFTER tests/lib.sh:
+#   source "$(dirname "$0")/../../lib.sh"
+#   source "$SIW_TOP/tests/tools/caselib.sh"
+#
+# SIW_DEV_TYPE selects the RDMA device type the cases run on:
+#   siw      (default) this project's module (siw_load, our siw.ko)
+#   siw-ref  the kernel's in-tree siw (debug kernel ships it), for comparison
+#   rxe      the kernel's soft-RoCE, to validate the tools/cases themselves
+# (vm.sh and tests/run pass SIW_* variables into the guest.)
+#
+# Device names: "${RDEV_PFX}0" on lo, "${RDEV_PFX}1" on veth1 (netns h1),
+# "${RDEV_PFX}2" on veth2 (netns h2); RDEV_PFX is siw or rxe.
+#
+# Network namespaces and rdma devices: `rdma link add` looks the netdev up
+# in the caller's netns, so the veth ends (already moved into h1/h2 by
+# netns_pair) are bound with `ip netns exec hN rdma link add ...`. The rdma
+# subsystem is in "shared" netns mode by default (rdma system show), so both
+# devices are visible from both namespaces; rdma_cm picks the device by the
+# IP address it binds/resolves, and each side uses its own namespace's IP
+# (10.88.0.1 in h1, 10.88.0.2 in h2).
+BIN=$SIW_TOP/tests/bin
+SIW_DEV_TYPE=${SIW_DEV_TYPE:-siw}
+case $SIW_DEV_TYPE in
+siw | siw-ref) RDEV_PFX=siw; RDEV_LTYPE=siw ;;
+rxe) RDEV_PFX=rxe; RDEV_LTYPE=rxe ;;
+*) fail "unknown SIW_DEV_TYPE=$SIW_DEV_TYPE" ;;
+esac
+H1_IP=10.88.0.1
+H2_IP=10.88.0.2
+
+need_tool() {
+	local t
+	for t in "$@"; do
+		[[ -x $BIN/$t ]] || fail "$BIN/$t not built (make -C tests/tools)"
+	done
+}
+
+# scale N_STOCK N_DEBUG: pick the iteration count for this kernel
+scale() { if is_debug_kernel; then echo "$2"; else echo "$1"; fi; }
+
+rdev_module_load() {
+	case $SIW_DEV_TYPE in
+	siw) siw_load ;;
+	siw-ref)
+		local ko
+		ko=$(find "/lib/modules/$(uname -r)/kernel/drivers/infiniband/sw/siw" -name 'siw.ko*' 2>/dev/null | head -n1)
+		[[ -n $ko ]] || skip "no in-tree siw.ko for $(uname -r)"
+		modprobe ib_core; modprobe ib_uverbs; modprobe rdma_ucm
+		[[ -d /sys/module/siw ]] || modprobe libcrc32c 2>/dev/null || true
+		[[ -d /sys/module/siw ]] || insmod "$ko" || fail "insmod $ko"
+		;;
+	rxe) modprobe rdma_rxe || fail "modprobe rdma_rxe" ;;
+	esac
+	modprobe rdma_ucm 2>/dev/null || true
+	modprobe ib_uverbs 2>/dev/null || true
+}
+
+# rdev_add NAME NETDEV [NETNS]: create an rdma link, wait for PORT_ACTIVE,
+# delete it on exit.
+rdev_add() {
+	local name=$1 nd=$2 ns=${3:-}
+	local pre=()
+	[[ -n $ns ]] && pre=(ip netns exec "$ns")
+	on_exit "rdma link delete $name"
+	"${pre[@]}" rdma link add "$name" type "$RDEV_LTYPE" netdev "$nd" ||
+		fail "rdma link add $name type $RDEV_LTYPE netdev $nd${ns:+ (netns $ns)} failed"
+	wait_for 15 test "$(ibdev_port_state "$name")" = PORT_ACTIVE ||
+		fail "$name: port not active ($(ibdev_port_state "$name"))"
+}
+
+# rdev_lo: device ${RDEV_PFX}0 on lo; sets RDEV
+rdev_lo() {
+	rdev_module_load
+	ip link set lo up
+	RDEV=${RDEV_PFX}0
+	rdev_add "$RDEV" lo
+}
+
+# rdev_netns: netns h1/h2 joined by veth1/veth2, device ${RDEV_PFX}1 on
+# veth1 (h1) and ${RDEV_PFX}2 on veth2 (h2); sets RDEV1 RDEV2
+rdev_netns() {
+	rdev_module_load
+	netns_pair
+	RDEV1=${RDEV_PFX}1 RDEV2=${RDEV_PFX}2
+	rdev_add "$RDEV1" veth1 h1
+	rdev_add "$RDEV2" veth2 h2
+}
+
+# wait_port NETNS IP PORT [TIMEOUT]: until a TCP listener (rdma_cm iWARP
+# listens on a real TCP port; rxe does not) or the server's "listening"
+# line shows up. Used with a server log file: wait_log FILE REGEX TIMEOUT
+wait_log() {
+	local f=$1 re=$2 t=${3:-30}
+	wait_for "$t" grep -qE "$re" "$f"
+}
+
+# bg NAME CMD...: start CMD in the background, output to $TMPD/NAME.log,
+# pid in BG_PID; killed on exit.
+TMPD=$(mktemp -d /tmp/siwcase.XXXXXX)
+on_exit "rm -rf $TMPD"
+bg() {
+	local name=$1; shift
+	"$@" >"$TMPD/$name.log" 2>&1 &
+	BG_PID=$!
+	on_exit "kill $BG_PID"
+}
+# wait_pid PID TIMEOUT: wait for PID with a bound; returns its status
+# (124 on timeout, after killing it)
+wait_pid() {
+	local pid=$1 t=$2 end=$((SECONDS + $2)) rc=0
+	while kill -0 "$pid" 2>/dev/null; do
+		if ((SECONDS >= end)); then
+			kill -TERM "$pid" 2>/dev/null; sleep 1; kill -KILL "$pid" 2>/dev/null
+			wait "$pid" 2>/dev/null
+			return 124
+		fi
+		sleep 0.2
+	done
+	wait "$pid" || rc=$?
+	return "$rc"
+}
+# show NAME: print a background log with a prefix
+show() { sed "s/^/[$1] /" "$TMPD/$1.log"; }

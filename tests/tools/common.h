@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Shared helpers for the siw test tools (tests/tools). */
+#ifndef SIW_TOOLS_COMMON_H
+#define SIW_TOOLS_COMMON_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+extern int t_failures;
+extern int t_verbose;
+
+#define OK(...)   do { printf("ok - "); printf(__VA_ARGS__); printf("\n"); fflush(stdout); } while (0)
+#define FAIL(...) do { t_failures++; printf("FAIL - "); printf(__VA_ARGS__); printf("\n"); fflush(stdout); } while (0)
+#define NOTE(...) do { printf("# "); printf(__VA_ARGS__); printf("\n"); fflush(stdout); } while (0)
+#define DIE(...)  do { printf("FAIL - fatal: "); printf(__VA_ARGS__); printf("\n"); fflush(stdout); exit(1); } while (0)
+#define CHECK(cond, ...) do { if (cond) OK(__VA_ARGS__); else FAIL(__VA_ARGS__); } while (0)
+
+/* splitmix64: deterministic PRNG, identical on both peers for a given seed */
+static inline uint64_t sm64(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return z ^ (z >> 31);
+}
+/* uniform in [lo, hi] */
+static inline uint64_t rnd_range(uint64_t *s, uint64_t lo, uint64_t hi)
+{
+	if (hi <= lo)
+		return lo;
+	return lo + sm64(s) % (hi - lo + 1);
+}
+
+/* Pattern byte for stream offset k of message key 'key'. */
+uint8_t pat_byte(uint64_t key, uint64_t k);
+void pat_fill(uint8_t *dst, uint64_t key, uint64_t k0, size_t len);
+/* returns index of first mismatch or (size_t)-1 */
+size_t pat_check(const uint8_t *p, uint64_t key, uint64_t k0, size_t len);
+/* index of first differing byte of a and b, or (size_t)-1 */
+size_t first_diff(const uint8_t *a, const uint8_t *b, size_t len);
+
+double now_s(void);
+struct ibv_context *open_dev(const char *name);
+const char *wc_status_name(enum ibv_wc_status st);
+
+/* Poll 'cq' for one completion; busy-poll with short sleeps until deadline
+ * (seconds from now).  Returns 1 with *wc filled, 0 on timeout, -1 on error. */
+int poll_one(struct ibv_cq *cq, struct ibv_wc *wc, double timeout);
+
+/* Wait for the next rdma_cm event on 'ch' (timeout seconds).
+ * Returns the event (must be acked) or NULL on timeout/error. */
+struct rdma_cm_event *cm_wait(struct rdma_event_channel *ch, double timeout);
+const char *cm_ev_name(enum rdma_cm_event_type t);
+/* Wait for event of type 'want'; returns it (caller acks) or NULL. */
+struct rdma_cm_event *cm_expect(struct rdma_event_channel *ch, enum rdma_cm_event_type want, double timeout);
+/* wait for an async event on ctx; returns 1 and fills ev (acked), 0 timeout */
+int async_wait(struct ibv_context *ctx, struct ibv_async_event *ev, double timeout);
+
+/* Loopback RC pair in one process over rdma_cm (listen on addr:port and
+ * connect to it).  Both QPs share pd (created on the listener's device). */
+struct lb_pair {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *listen, *cli, *srv;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq_cli, *cq_srv;
+	struct ibv_context *ctx;
+};
+int lb_pair_create(struct lb_pair *lp, const char *addr, int port,
+		   struct ibv_qp_init_attr *cap, double timeout);
+void lb_pair_destroy(struct lb_pair *lp);
+
+#endif
