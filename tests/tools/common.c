@@ -11,6 +11,8 @@
 #include <arpa/inet.h>
 
 int t_failures;
+void (*lb_pre_cli_qp)(void);
+void (*lb_post_cli_qp)(void);
 int t_verbose;
 
 static inline uint64_t mix64(uint64_t z)
@@ -219,10 +221,15 @@ int lb_pair_create(struct lb_pair *lp, const char *addr, int port,
 	qa = *cap;
 	qa.qp_type = IBV_QPT_RC;
 	qa.send_cq = qa.recv_cq = lp->cq_cli;
+	if (lb_pre_cli_qp)
+		lb_pre_cli_qp();
 	if (rdma_create_qp(lp->cli, lp->pd, &qa)) {
 		printf("# rdma_create_qp(cli): %s\n", strerror(errno));
 		return -1;
 	}
+	lp->cli_cap = qa.cap;
+	if (lb_post_cli_qp)
+		lb_post_cli_qp();
 	cp.responder_resources = 1;
 	cp.initiator_depth = 1;
 	cp.retry_count = 7;

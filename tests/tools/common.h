@@ -67,7 +67,11 @@ struct lb_pair {
 	struct ibv_pd *pd;
 	struct ibv_cq *cq_cli, *cq_srv;
 	struct ibv_context *ctx;
+	struct ibv_qp_cap cli_cap; /* as returned by rdma_create_qp */
 };
+/* optional hooks run right before/after the client QP is created */
+extern void (*lb_pre_cli_qp)(void);
+extern void (*lb_post_cli_qp)(void);
 int lb_pair_create(struct lb_pair *lp, const char *addr, int port,
 		   struct ibv_qp_init_attr *cap, double timeout);
 void lb_pair_destroy(struct lb_pair *lp);
