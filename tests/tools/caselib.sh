@@ -123,3 +123,36 @@ wait_pid() {
 }
 # show NAME: print a background log with a prefix
 show() { sed "s/^/[$1] /" "$TMPD/$1.log"; }
+
+# wait_listen NETNS PORT: wait until a TCP listener on PORT exists in NETNS
+# (iWARP listeners are real kernel TCP sockets). Devices without a TCP
+# listener (rxe) get a fixed 2 s grace period instead.
+wait_listen() {
+	local ns=$1 p=$2
+	if [[ $RDEV_LTYPE == siw ]]; then
+		wait_for 20 sh -c "ip netns exec $ns ss -Hltn 'sport = :$p' | grep -q ." ||
+			fail "no listener on port $p in netns $ns"
+	else
+		sleep 2
+	fi
+}
+
+# srv_cli T NAME PORT "SRV CMD" "CLI CMD": server in h2, client in h1 (both
+# commands are run through ip netns exec, word-split), bounded by T
+# seconds each. Output in $TMPD/NAME.srv / NAME.cli; sets SRV_RC CLI_RC.
+srv_cli() {
+	local t=$1 name=$2 p=$3 scmd=$4 ccmd=$5
+	# shellcheck disable=SC2086
+	timeout "$t" ip netns exec h2 $scmd >"$TMPD/$name.srv" 2>&1 &
+	local spid=$!
+	on_exit "kill $spid"
+	wait_listen h2 "$p"
+	CLI_RC=0 SRV_RC=0
+	# shellcheck disable=SC2086
+	timeout "$t" ip netns exec h1 $ccmd >"$TMPD/$name.cli" 2>&1 || CLI_RC=$?
+	wait_pid "$spid" "$t" || SRV_RC=$?
+	echo "## $name: server '$scmd' rc=$SRV_RC, client '$ccmd' rc=$CLI_RC"
+	sed "s/^/[$name srv] /" "$TMPD/$name.srv" | tail -n 40
+	sed "s/^/[$name cli] /" "$TMPD/$name.cli" | tail -n 40
+	((CLI_RC != 124 && SRV_RC != 124)) || fail "$name: timed out after ${t}s"
+}

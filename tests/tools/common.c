@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 
 int t_failures;
+char t_context[256];
 void (*lb_pre_cli_qp)(void);
 void (*lb_post_cli_qp)(void);
 int t_verbose;

@@ -15,7 +15,10 @@ extern int t_verbose;
 #define OK(...)   do { printf("ok - "); printf(__VA_ARGS__); printf("\n"); fflush(stdout); } while (0)
 #define FAIL(...) do { t_failures++; printf("FAIL - "); printf(__VA_ARGS__); printf("\n"); fflush(stdout); } while (0)
 #define NOTE(...) do { printf("# "); printf(__VA_ARGS__); printf("\n"); fflush(stdout); } while (0)
-#define DIE(...)  do { printf("FAIL - fatal: "); printf(__VA_ARGS__); printf("\n"); fflush(stdout); exit(1); } while (0)
+extern char t_context[256]; /* what the tool is doing now; printed by DIE */
+#define DIE(...)  do { printf("FAIL - fatal: "); printf(__VA_ARGS__); \
+		       if (t_context[0]) printf(" [during: %s]", t_context); \
+		       printf("\n"); fflush(stdout); exit(1); } while (0)
 #define CHECK(cond, ...) do { if (cond) OK(__VA_ARGS__); else FAIL(__VA_ARGS__); } while (0)
 
 /* splitmix64: deterministic PRNG, identical on both peers for a given seed */

@@ -258,7 +258,8 @@ static void post_send_wr(struct ibv_send_wr *wr)
 	}
 	rc = ibv_post_send(id->qp, wr, &bad);
 	if (rc)
-		DIE("ibv_post_send opcode %d: %s", wr->opcode, strerror(rc));
+		DIE("ibv_post_send opcode %d num_sge %d flags 0x%x: rc %d (%s)", wr->opcode, wr->num_sge,
+		    wr->send_flags, rc, rc > 0 ? strerror(rc) : rc == -1 ? strerror(errno) : strerror(-rc));
 }
 
 static void send_ctrl(struct msg *m, int signaled)
@@ -516,6 +517,8 @@ static int run_server(void)
 		size_t cap = 0;
 
 		gen_op(o.seed, i, data.mrlen, &op);
+		snprintf(t_context, sizeof(t_context), "server iter %d %s size %zu roff %zu", i,
+			 op_name[op.type], op.size, op.roff);
 		uint64_t ls = o.seed ^ (0x7777ull * (uint64_t)(i + 1));
 		if (op.type == OP_SEND) {
 			size_t extra = rnd_range(&ls, 0, 3) ? 0 : rnd_range(&ls, 1, 1024);
@@ -888,6 +891,8 @@ static int run_client(void)
 			sg[k].length = (uint32_t)p[k].len;
 			sg[k].lkey = data.mr->lkey;
 		}
+		snprintf(t_context, sizeof(t_context), "client iter %d %s size %zu n_sge %d roff %llu", i,
+			 op_name[type], size, n, (unsigned long long)rdy.roff);
 		unsigned flags = 0;
 		int inl = type != OP_READ && size <= (size_t)max_inline && rnd_range(&ls, 0, 1);
 		if (inl)

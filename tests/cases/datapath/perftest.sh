@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# perftest (ib_send/write/read _bw and _lat) with -R (rdma_cm; required for
+# iWARP) between netns h1 (client) and h2 (server) over siw on veth1/veth2.
+# Stock kernel: -a size sweep with -n 50, plus -q 2; debug kernel: a few
+# sizes with small counts. Each run must exit 0 on both sides and the
+# client must print a results table.
+# timeout: 1500
+# timeout-debug: 2400
+source "$(dirname "$0")/../../lib.sh"
+source "$SIW_TOP/tests/tools/caselib.sh"
+need_cmd ib_send_bw ib_write_bw ib_read_bw ib_send_lat ib_write_lat ib_read_lat rdma ss
+m=$(dmesg_mark)
+rdev_netns
+port=19000
+pt() { # NAME ARGS... : one server/client run
+	local name=$1; shift
+	srv_cli 600 "$name-$port" "$port" \
+		"$name -d $RDEV2 -R -p $port -F $*" \
+		"$name -d $RDEV1 -R -p $port -F $* $H2_IP"
+	((CLI_RC == 0)) || fail "$name $* (client) exited $CLI_RC"
+	((SRV_RC == 0)) || fail "$name $* (server) exited $SRV_RC"
+	grep -qE '^ *#bytes' "$TMPD/$name-$port.cli" || fail "$name $*: no results table header"
+	grep -qE '^ *[0-9]+ +[0-9]+ +[0-9.]+' "$TMPD/$name-$port.cli" || fail "$name $*: no result rows"
+	port=$((port + 1))
+	sleep 1
+}
+if is_debug_kernel; then
+	for t in ib_send_bw ib_write_bw ib_read_bw; do
+		pt "$t" -s 4096 -n 20
+		pt "$t" -s 65536 -n 10
+	done
+	for t in ib_send_lat ib_write_lat ib_read_lat; do
+		pt "$t" -s 64 -n 20
+	done
+	pt ib_write_bw -q 2 -s 4096 -n 10
+else
+	for t in ib_send_bw ib_write_bw ib_read_bw ib_send_lat ib_write_lat ib_read_lat; do
+		pt "$t" -a -n 50
+	done
+	pt ib_write_bw -q 2 -s 65536 -n 200
+	pt ib_send_bw -q 2 -s 4096 -n 200
+	pt ib_read_bw -q 2 -s 65536 -n 100
+fi
+dmesg_problems_since "$m"
+echo "perftest passed"

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# rping (stock librdmacm example) between netns h1 (client) and h2
+# (server) over siw devices on veth1/veth2, message sizes 64..65536,
+# with data validation (-V). Counts scaled down on the debug kernel.
+# timeout: 500
+# timeout-debug: 1500
+source "$(dirname "$0")/../../lib.sh"
+source "$SIW_TOP/tests/tools/caselib.sh"
+need_cmd rping rdma ss
+m=$(dmesg_mark)
+rdev_netns
+n=$(scale 1000 50)
+port=7174
+for size in 64 1024 4096 65536; do
+	c=$n
+	((size == 65536)) && c=$(scale 200 10)
+	srv_cli 400 "rping-$size" "$port" \
+		"rping -s -a $H2_IP -p $port -v -V -C $c -S $size" \
+		"rping -c -a $H2_IP -p $port -v -V -C $c -S $size"
+	((CLI_RC == 0)) || fail "rping client (size $size) exited $CLI_RC"
+	((SRV_RC == 0)) || fail "rping server (size $size) exited $SRV_RC"
+	got=$(grep -c '^ping data: ' "$TMPD/rping-$size.cli" || true)
+	((got == c)) || fail "rping client printed $got ping lines, expected $c (size $size)"
+	got=$(grep -c '^server ping data: ' "$TMPD/rping-$size.srv" || true)
+	((got == c)) || fail "rping server printed $got ping lines, expected $c (size $size)"
+	port=$((port + 1))
+done
+dmesg_problems_since "$m"
+echo "rping passed"
