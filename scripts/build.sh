@@ -29,3 +29,19 @@ for k in "${kos[@]}"; do
 done
 [[ -e $out/siw.ko ]] || { echo "build.sh: siw.ko not produced" >&2; exit 1; }
 ls "$out"/*.ko
+
+# Module index as the guest will see it after tests/lib.sh siw_install
+# (our *.ko in updates/): depmod is run here, natively, because in the
+# guest it reads every module of the kernel over 9p (minutes under TCG).
+mi=$out/modindex
+rm -rf "$mi"
+mkdir -p "$mi/lib/modules/$kver/updates"
+for e in /lib/modules/"$kver"/*; do
+	b=$(basename "$e")
+	case $b in modules.order | modules.builtin | modules.builtin.modinfo) cp "$e" "$mi/lib/modules/$kver/" ;;
+	modules.* | build | source | updates) ;;
+	*) ln -s "$e" "$mi/lib/modules/$kver/$b" ;;
+	esac
+done
+cp "$out"/*.ko "$mi/lib/modules/$kver/updates/"
+depmod -b "$mi" "$kver"

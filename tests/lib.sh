@@ -87,15 +87,35 @@ dmesg_since() {
 _siw_updates() { echo "/lib/modules/$(uname -r)/updates"; }
 # siw_install [KO]: our siw.ko into updates/ (wins over the in-tree siw in
 # depmod's search order), then depmod. Idempotent.
+# siw_install [KO]: our modules (build/$KVER/*.ko, siw.ko at least) into
+# /lib/modules/$KVER/updates/ (wins over the in-tree siw in depmod's search
+# order) and the module index updated; idempotent. Uses the index that
+# scripts/build.sh prepared (build/$KVER/modindex) when it matches, else
+# runs depmod -a (slow under TCG: it reads every module over 9p).
 # shellcheck disable=SC2120
 siw_install() {
-	local ko=${1:-$SIW_KO} upd
+	local ko=${1:-$SIW_KO} upd k changed=0
 	upd=$(_siw_updates)
 	[[ -e $ko ]] || fail "module not built: $ko missing (tests/run builds it; or scripts/build.sh $(uname -r))"
+	local dir kos=()
+	dir=$(dirname "$ko")
+	kos=("$ko")
+	for k in "$dir"/*.ko; do [[ $k == "$ko" ]] || kos+=("$k"); done
 	mkdir -p "$upd"
-	if ! cmp -s "$ko" "$upd/$(basename "$ko")"; then
-		cp -f "$ko" "$upd/"
-		depmod -a
+	for k in "${kos[@]}"; do
+		cmp -s "$k" "$upd/$(basename "$k")" && continue
+		cp -f "$k" "$upd/"
+		changed=1
+	done
+	if ((changed)); then
+		local mi ok=1
+		mi=$dir/modindex/lib/modules/$(uname -r)
+		for k in "${kos[@]}"; do cmp -s "$k" "$mi/updates/$(basename "$k")" || ok=0; done
+		if ((ok)) && [[ -e $mi/modules.dep.bin ]]; then
+			cp -f "$mi"/modules.* "/lib/modules/$(uname -r)/"
+		else
+			depmod -a
+		fi
 	fi
 	local p
 	p=$(modinfo -n "$(basename "$ko" .ko)" 2>/dev/null) || fail "modinfo cannot find $(basename "$ko" .ko) after depmod"
@@ -106,11 +126,35 @@ siw_load() {
 	siw_install "$SIW_KO"
 	siw_loaded || run modprobe siw "$@"
 	siw_loaded || fail "siw not loaded after modprobe"
-	# must be ours, not the in-tree module
-	local src
-	src=$(cat /sys/module/siw/srcversion 2>/dev/null || true)
-	[[ -z $src || $src == "$(modinfo -F srcversion "$SIW_KO")" ]] ||
-		fail "loaded siw (srcversion $src) is not $SIW_KO"
+	siw_is_ours || fail "the loaded siw is not $SIW_KO (in-tree module loaded?)"
+}
+# siw_is_ours: the loaded siw is the out-of-tree build (taint flag O; the
+# in-tree siw of the debug kernel has none), same srcversion if exposed.
+siw_is_ours() {
+	siw_loaded || return 1
+	grep -q O /sys/module/siw/taint 2>/dev/null || return 1
+	if [[ -r /sys/module/siw/srcversion ]]; then
+		[[ $(</sys/module/siw/srcversion) == "$(modinfo -F srcversion "$SIW_KO")" ]] || return 1
+	fi
+	return 0
+}
+# siw_fresh: start of a case: no siw loaded (removes its devices), ours installed
+siw_fresh() {
+	siw_unload
+	siw_install "$SIW_KO"
+}
+# siw_add NAME NETDEV: rdma link add NAME type siw netdev NETDEV, must appear
+siw_add() {
+	run rdma link add "$1" type siw netdev "$2"
+	rdma_link_exists "$1" || fail "rdma link add $1 succeeded but $1 is not listed: $(rdma link show)"
+}
+# siw_gone NAME: wait up to 10 s until no trace of device NAME is left
+siw_gone() {
+	wait_for "${2:-10}" _siw_absent "$1"
+}
+_siw_absent() {
+	! rdma_link_exists "$1" && ! rdma_dev_exists "$1" && [[ ! -e /sys/class/infiniband/$1 ]] &&
+		! ibv_devices 2>/dev/null | awk '{print $1}' | grep -qx "$1"
 }
 siw_unload() {
 	siw_loaded || return 0

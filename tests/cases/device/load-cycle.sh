@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# 20 x (modprobe, add a device, use it, delete it, rmmod): nothing leaks
+# (kmemleak on the debug kernel), nothing left behind.
+# timeout: 300
+# timeout-debug: 1200
+source "$(dirname "$0")/../../lib.sh"
+need_cmd rdma ibv_devinfo
+siw_fresh
+m=$(dmesg_mark)
+n=${SIW_LOAD_CYCLES:-20}
+for i in $(seq "$n"); do
+	out=$(modprobe siw 2>&1) || fail "cycle $i: modprobe: $out"
+	siw_is_ours || fail "cycle $i: loaded siw is not ours"
+	out=$(rdma link add siw0 type siw netdev lo 2>&1) || fail "cycle $i: rdma link add: $out"
+	wait_for 5 test "$(ibdev_port_state siw0)" = PORT_ACTIVE || fail "cycle $i: port $(ibdev_port_state siw0)"
+	ibv_devinfo -v -d siw0 >/dev/null 2>&1 || fail "cycle $i: ibv_devinfo failed"
+	out=$(rdma link delete siw0 2>&1) || fail "cycle $i: rdma link delete: $out"
+	siw_gone siw0 5 || fail "cycle $i: siw0 not removed"
+	siw_unload
+done
+info "$n cycles done"
+out=$(rdma link show 2>&1)
+[[ -z $out ]] || fail "rdma link shows leftovers: $out"
+[[ -z $(ls /sys/class/infiniband 2>/dev/null) ]] || fail "leftover ib devices: $(ls /sys/class/infiniband)"
+if is_debug_kernel; then
+	kmemleak_scan_check || fail "kmemleak reports unreferenced objects after $n load cycles"
+fi
+dmesg_problems_since "$m"
