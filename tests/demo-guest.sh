@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2119
+# Guest part of scripts/demo.sh (runs inside the VM as root).
+source "$(dirname "$0")/lib.sh"
+trap - ERR
+siw_load
+echo "== siw loaded: $(modinfo -n siw)"
+netns_pair
+ip netns exec h1 rdma link add siw0 type siw netdev veth1
+ip netns exec h2 rdma link add siw1 type siw netdev veth2
+wait_for 5 test "$(ibdev_port_state siw0)" = PORT_ACTIVE || echo "warning: siw0 port $(ibdev_port_state siw0)"
+echo "== rdma link show (netns h1)"
+ip netns exec h1 rdma link show
+echo "== rdma link show (netns h2)"
+ip netns exec h2 rdma link show
+echo "== ibv_devinfo -v -d siw0"
+ibv_devinfo -v -d siw0
+
+# ---------------------------------------------------------------------------
+# TRAFFIC HOOK: rping and ib_write_bw between the two namespaces
+# (h1 10.88.0.1 / siw0  <->  h2 10.88.0.2 / siw1). Enabled with
+# SIW_DEMO_TRAFFIC=1 until the data path is ready; then make it the default.
+# ---------------------------------------------------------------------------
+demo_traffic() {
+	echo "== rping h1 -> h2 (10 x 1000 B)"
+	ip netns exec h2 timeout 60 rping -s -a 10.88.0.2 -C 10 -S 1000 &
+	sleep 2
+	ip netns exec h1 timeout 60 rping -c -a 10.88.0.2 -C 10 -S 1000 -v | tail -n 3
+	wait
+	echo "== ib_write_bw h1 -> h2 (64 KiB x 200, rdma_cm)"
+	ip netns exec h2 timeout 120 ib_write_bw -d siw1 -R -s 65536 -n 200 >/tmp/bw-server.out 2>&1 &
+	sleep 2
+	ip netns exec h1 timeout 120 ib_write_bw -d siw0 -R -s 65536 -n 200 10.88.0.2
+	wait
+}
+if [[ ${SIW_DEMO_TRAFFIC:-0} == 1 ]]; then
+	demo_traffic
+fi
+# --------------------------- end of traffic hook ---------------------------
+
+ip netns exec h1 rdma link delete siw0 || true
+ip netns exec h2 rdma link delete siw1 || true
+siw_unload
+echo "== demo done"
