@@ -417,8 +417,13 @@ int siw_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 	struct siw_mr *mr = to_siw_mr(ibmr);
 	int n;
 
-	if (mr->type != SIW_MR_FRMR || READ_ONCE(mr->valid)) {
-		siw_dbg(mr->sdev, "stag 0x%08x: not a free FRMR\n", mr->stag);
+	/*
+	 * The MR may still be valid here: rdma_rw maps first and chains a
+	 * LOCAL_INV in front of the REG_MR. The page list never moves, so
+	 * a racing (buggy) user of the old registration stays in bounds.
+	 */
+	if (mr->type != SIW_MR_FRMR) {
+		siw_dbg(mr->sdev, "stag 0x%08x: not an FRMR\n", mr->stag);
 		return -EINVAL;
 	}
 	mr->pbl_n = 0;
@@ -552,6 +557,13 @@ int siw_mr_chunk(struct siw_mr *mr, u64 va, u64 len, struct siw_mem_chunk *c)
 
 	if (va < mr->va || va - mr->va > mr->len)
 		return -EFAULT;
+	if (!len) {
+		/* nothing to place; va may be the end of the MR */
+		c->page = NULL;
+		c->off = 0;
+		c->len = 0;
+		return 0;
+	}
 	off = va - mr->va + mr->first_off;
 
 	switch (mr->type) {

@@ -13,7 +13,7 @@
 #include <linux/vmalloc.h>
 #include <linux/log2.h>
 #include <linux/slab.h>
-#include <net/addrconf.h>
+#include <linux/etherdevice.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -39,6 +39,17 @@
 #define SIW_QP_ATTR_MASK						\
 	(IB_QP_STATE | IB_QP_CUR_STATE | IB_QP_ACCESS_FLAGS | IB_QP_PORT |	\
 	 IB_QP_MAX_QP_RD_ATOMIC | IB_QP_MAX_DEST_RD_ATOMIC)
+
+/*
+ * IB transport tuning that TCP does for us. Tools written for both
+ * transports (perftest) set these on iWARP too: accepted, ignored.
+ * Attributes that would set up an IB connection (AV, DEST_QPN, ...)
+ * are refused.
+ */
+#define SIW_QP_ATTR_IGNORED						\
+	(IB_QP_EN_SQD_ASYNC_NOTIFY | IB_QP_PKEY_INDEX | IB_QP_PATH_MTU |	\
+	 IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_RQ_PSN |	\
+	 IB_QP_SQ_PSN | IB_QP_MIN_RNR_TIMER)
 
 /* ---------------------------------------------------------- helpers */
 
@@ -95,8 +106,8 @@ static int siw_query_device(struct ib_device *ibdev,
 	memset(attr, 0, sizeof(*attr));
 
 	attr->fw_ver = SIW_FW_VER;
-	addrconf_addr_eui48((u8 *)&attr->sys_image_guid,
-			    (const char *)sdev->netdev->dev_addr);
+	/* node GUID is the EUI-64 of the (possibly synthesized) MAC */
+	attr->sys_image_guid = sdev->base.node_guid;
 	attr->vendor_id = SIW_VENDOR_ID;
 	attr->vendor_part_id = SIW_VENDOR_PART_ID;
 	attr->max_mr_size = SIW_MAX_MR_SIZE;
@@ -146,11 +157,16 @@ static int siw_query_port(struct ib_device *ibdev, u32 port,
 	attr->port_cap_flags = IB_PORT_CM_SUP | IB_PORT_DEVICE_MGMT_SUP;
 	attr->max_msg_sz = SIW_MAX_MR_SIZE;
 
-	/* takes rtnl: must not be called with rtnl held */
-	rv = ib_get_eth_speed(ibdev, port, &attr->active_speed,
-			      &attr->active_width);
+	/*
+	 * ib_get_eth_speed() takes rtnl (never call this under it) and
+	 * warns on each call for netdevs without link settings (lo).
+	 */
+	rv = -EOPNOTSUPP;
+	if (sdev->netdev->ethtool_ops &&
+	    sdev->netdev->ethtool_ops->get_link_ksettings)
+		rv = ib_get_eth_speed(ibdev, port, &attr->active_speed,
+				      &attr->active_width);
 	if (rv) {
-		siw_dbg(sdev, "link speed unknown: %d\n", rv);
 		attr->active_speed = IB_SPEED_SDR;
 		attr->active_width = IB_WIDTH_1X;
 	}
@@ -166,19 +182,34 @@ static int siw_get_port_immutable(struct ib_device *ibdev, u32 port,
 	return 0;
 }
 
-/* The only GID is the MAC address of the netdev, zero padded. */
+/*
+ * The only GID is the MAC, zero padded: rdma_cm finds the device by it.
+ * A netdev without a MAC (loopback) gets the one its node GUID was made
+ * of, since a zero GID never enters ib_core's GID table.
+ */
 static int siw_query_gid(struct ib_device *ibdev, u32 port, int index,
 			 union ib_gid *gid)
 {
 	struct siw_device *sdev = to_siw_dev(ibdev);
 	struct net_device *nd = sdev->netdev;
+	const u8 *eui = (const u8 *)&sdev->base.node_guid;
 
 	if (index) {
 		siw_dbg(sdev, "no GID at index %d\n", index);
 		return -EINVAL;
 	}
 	memset(gid, 0, sizeof(*gid));
-	memcpy(gid->raw, nd->dev_addr, min_t(unsigned int, nd->addr_len, 6));
+	if (nd->addr_len == ETH_ALEN && !is_zero_ether_addr(nd->dev_addr)) {
+		ether_addr_copy(gid->raw, nd->dev_addr);
+	} else {
+		/* undo addrconf_addr_eui48(): drop ff:fe, flip U/L back */
+		gid->raw[0] = eui[0] ^ 2;
+		gid->raw[1] = eui[1];
+		gid->raw[2] = eui[2];
+		gid->raw[3] = eui[5];
+		gid->raw[4] = eui[6];
+		gid->raw[5] = eui[7];
+	}
 	return 0;
 }
 
@@ -829,9 +860,9 @@ static int siw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	rv = siw_udata_check(sdev, udata, 0, 0);
 	if (rv)
 		return rv;
-	if (mask & ~SIW_QP_ATTR_MASK) {
+	if (mask & ~(SIW_QP_ATTR_MASK | SIW_QP_ATTR_IGNORED)) {
 		siw_dbg(sdev, "QP %u: attributes 0x%x not supported\n",
-			qp_id(qp), mask & ~SIW_QP_ATTR_MASK);
+			qp_id(qp), mask & ~(SIW_QP_ATTR_MASK | SIW_QP_ATTR_IGNORED));
 		return -EOPNOTSUPP;
 	}
 	if ((mask & IB_QP_ACCESS_FLAGS) &&
