@@ -156,3 +156,17 @@ srv_cli() {
 	sed "s/^/[$name cli] /" "$TMPD/$name.cli" | tail -n 40
 	((CLI_RC != 124 && SRV_RC != 124)) || fail "$name: timed out after ${t}s"
 }
+
+# rdev_veth_local: device ${RDEV_PFX}0 on veth end vh1 (10.89.0.1/24, peer
+# vh2 up, both in the init netns); sets RDEV and RDEV_IP. For one process
+# that connects to itself over rdma_cm: an iWARP device on lo cannot be
+# found by address (lo has no hardware address, so the GID never matches
+# and rdma_resolve_addr fails), but connecting 10.89.0.1 -> 10.89.0.1 runs
+# the TCP connection over loopback with the device resolved through vh1.
+rdev_veth_local() {
+	rdev_module_load
+	veth_pair vh1 vh2
+	ip addr add 10.89.0.1/24 dev vh1 || fail "ip addr add on vh1"
+	RDEV=${RDEV_PFX}0 RDEV_IP=10.89.0.1
+	rdev_add "$RDEV" vh1
+}

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * siw_hostile: a hostile user process scribbling on the siw rings.
- *   siw_hostile [-a 127.0.0.1] [-p port] [-t timeout]
+ *   siw_hostile -a ADDR [-p port] [-t timeout] [-f flip_rounds] [-o name]
+ * ADDR: a local IPv4 address of the siw device's netdev (not lo: an iWARP
+ * device on lo cannot be resolved by address).
  *
  * libsiw keeps its struct siw_qp private, so the rings are found through
  * /proc/self/maps: the uverbs mappings that appear while the client QP is
@@ -13,7 +15,7 @@
  * uverbs command fd (ibv_qp->handle is public).
  *
  * For every kind of garbage WQE a fresh connected RC pair is made over
- * rdma_cm in this process (siw on lo: listen and connect on 127.0.0.1);
+ * rdma_cm in this process (listen and connect on one local address, -a);
  * the garbage goes into the slot the kernel will read next, the doorbell
  * rings, and within the timeout there must be an error completion for it,
  * or the QP must go to error (flush / async event / disconnect). A
