@@ -135,6 +135,8 @@ static int siw_newlink(const char *name, struct net_device *nd)
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = num_possible_cpus();
 	ibdev->iw_driver_flags = IW_F_NO_PORT_MAP;
+	/* libsiw's doorbell is the legacy POST_SEND command without WRs */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND);
 	memcpy(ibdev->node_desc, SIW_NODE_DESC_COMMON,
 	       sizeof(SIW_NODE_DESC_COMMON));
 	strscpy(ibdev->iw_ifname, netdev_name(nd), sizeof(ibdev->iw_ifname));

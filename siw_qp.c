@@ -158,7 +158,7 @@ int siw_qp_to_rts(struct siw_qp *qp, const struct siw_llp_params *p)
 	qp->rx.hdr_need = sizeof(struct iwarp_ctrl);
 	qp->rx.trailer_need = MPA_CRC_SIZE;
 	qp->rtr_send = p->rtr_enable && !p->rtr_wait ? p->rtr_send : 0;
-	qp->rtr_pending = p->rtr_enable && qp->rtr_send;
+	qp->rtr_pending = p->rtr_enable && !p->rtr_wait;
 	qp->tx_hold = p->rtr_enable && p->rtr_wait;
 	qp->attrs.state = SIW_QP_RTS;
 	spin_unlock_bh(&qp->state_lock);
@@ -576,7 +576,7 @@ int siw_rqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe)
 		ring = srq->queue;
 		get = &srq->get;
 		n = srq->num_rqe;
-		max_sge = srq->base.srq_type == IB_SRQT_BASIC ? SIW_MAX_SGE : 0;
+		max_sge = srq->max_sge;
 	} else {
 		lock = &qp->rq_lock;
 		ring = qp->recvq;

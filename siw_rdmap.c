@@ -573,8 +573,6 @@ static int siw_rx_write(struct siw_qp *qp)
 		siw_rx_release_hold(qp);
 		return 0;
 	}
-	if (!(qp->attrs.access & IB_ACCESS_REMOTE_WRITE))
-		return siw_rx_tagged_err(qp, SIW_ACC_RIGHTS);
 	mr = siw_mr_lookup(qp->sdev, stag);
 	if (!mr)
 		return siw_rx_tagged_err(qp, SIW_ACC_STAG);
@@ -710,18 +708,18 @@ static int siw_rx_rreq(struct siw_qp *qp)
 				   "more Read Requests than IRD");
 	if (!size)
 		return 0;
-	if (!(qp->attrs.access & IB_ACCESS_REMOTE_READ))
-		err = SIW_ACC_RIGHTS;
-	else
-		err = SIW_ACC_OK;
+	/*
+	 * Rights come from the MR alone: librdmacm leaves the active side's
+	 * QP access flags at 0 for iWARP, so they can't be relied upon.
+	 */
 	mr = siw_mr_lookup(qp->sdev, be32_to_cpu(r->body.src_stag));
-	if (!mr)
+	if (!mr) {
 		err = SIW_ACC_STAG;
-	else if (!err)
+	} else {
 		err = siw_mr_check(mr, qp->pd, IB_ACCESS_REMOTE_READ, src_to,
 				   size, true);
-	if (mr)
 		siw_mr_put(mr);
+	}
 	if (!err)
 		return 0;
 

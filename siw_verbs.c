@@ -114,6 +114,8 @@ static int siw_query_device(struct ib_device *ibdev,
 	/* user MRs are page arrays, fast registration takes any block */
 	attr->page_size_cap = GENMASK_ULL(63, PAGE_SHIFT);
 	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS;
+	/* `rdma link delete` may remove us */
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 
 	attr->max_qp = SIW_MAX_QP;
 	attr->max_qp_wr = SIW_MAX_QP_WR;
