@@ -20,6 +20,7 @@
 # devices are visible from both namespaces; rdma_cm picks the device by the
 # IP address it binds/resolves, and each side uses its own namespace's IP
 # (10.88.0.1 in h1, 10.88.0.2 in h2).
+# shellcheck disable=SC2034 # variables for the sourcing case scripts
 BIN=$SIW_TOP/tests/bin
 SIW_DEV_TYPE=${SIW_DEV_TYPE:-siw}
 case $SIW_DEV_TYPE in
