@@ -393,9 +393,9 @@ static void gen_op(uint64_t seed, int i, size_t region_len, struct op *op)
 struct piece { size_t off, len; };
 
 /* split 'size' into n pieces placed at random unaligned offsets with gaps */
-static int gen_layout(uint64_t *s, size_t size, int maxn, size_t space, struct piece *p)
+static int gen_layout(uint64_t *s, size_t size, int minn, int maxn, size_t space, struct piece *p)
 {
-	int n = size == 0 ? (int)rnd_range(s, 0, 1) : (int)rnd_range(s, 1, maxn);
+	int n = size == 0 ? (int)rnd_range(s, (uint64_t)minn, 1) : (int)rnd_range(s, 1, maxn);
 	if (n == 0)
 		return 0;
 	if ((size_t)n > size && size > 0)
@@ -543,7 +543,9 @@ static int run_server(void)
 		if (op.type == OP_SEND) {
 			size_t extra = rnd_range(&ls, 0, 3) ? 0 : rnd_range(&ls, 1, 1024);
 			cap = op.size + extra;
-			nr = gen_layout(&ls, cap, max_recv_sge, rbuf.mrlen, rp);
+			/* receives get >= 1 SGE: libsiw refuses a receive WR
+			 * with num_sge 0 (EINVAL) */
+			nr = gen_layout(&ls, cap, 1, max_recv_sge, rbuf.mrlen, rp);
 			/* receive area: fresh poison so we see exactly what lands */
 			for (int k = 0; k < nr; k++) {
 				pat_fill(MRBASE(&rbuf) + rp[k].off, op.key ^ 0xdeadull, rp[k].off, rp[k].len);
@@ -897,7 +899,7 @@ static int run_client(void)
 		struct piece p[MAX_SGE_USE];
 		struct ibv_sge sg[MAX_SGE_USE];
 		int maxn = type == OP_READ ? max_rd_sge : max_send_sge;
-		int n = gen_layout(&ls, size, maxn, data.mrlen, p);
+		int n = gen_layout(&ls, size, 0, maxn, data.mrlen, p);
 		size_t k0 = 0;
 		for (int k = 0; k < n; k++) {
 			uint8_t *a = MRBASE(&data) + p[k].off;

@@ -45,7 +45,12 @@ tsh -Y iwarp_rdma -T fields -e iwarp_rdma.opcode | tr ',' '\n' | sort | uniq -c
 tsh -Y 'iwarp_mpa.req || iwarp_mpa.rep' -T fields -e frame.number -e iwarp_mpa.rev \
 	-e iwarp_mpa.marker_flag -e iwarp_mpa.crc_flag -e iwarp_mpa.rej_flag -e iwarp_mpa.pdlength | sed 's/^/# mpa: /'
 bad=$(tsh -Y '_ws.malformed' -T fields -e frame.number | head -n 5)
-[[ -z $bad ]] || fail "malformed frames: $bad"
+if [[ -n $bad ]]; then
+	f=$(head -n 1 <<<"$bad")
+	info "first malformed frame $f, decoded:"
+	tsh -Y "frame.number == $f" -V | sed -n '/Transmission Control Protocol/,$p' | tail -n 60
+	fail "malformed frames: $(echo $bad)"
+fi
 bad=$(tsh -Y 'iwarp_mpa.bad_length || iwarp_mpa.res.not_set0 || iwarp_mpa.rev.not_set1 || iwarp_mpa.rej_flag == 1' -T fields -e frame.number | head -n 5)
 [[ -z $bad ]] || fail "MPA complaints (bad length / reserved / revision / reject) in frames: $bad"
 # expert infos of warning or error severity raised inside iWARP frames
