@@ -127,7 +127,7 @@ start_vm() {
 		-nodefaults -display none -monitor none -no-reboot \
 		-chardev "file,id=con,path=$lg" -serial chardev:con \
 		-kernel "/boot/vmlinuz-$kver" -initrd "$initrd" \
-		-append "console=ttyS0 loglevel=5 printk.time=1 panic=-1 mitigations=off rcupdate.rcu_cpu_stall_timeout=300 siwvm.tree=$top siwvm.run=$rd" \
+		-append "console=ttyS0 loglevel=5 printk.time=1 panic=-1 mitigations=off no_timer_check rcupdate.rcu_cpu_stall_timeout=300 siwvm.tree=$top siwvm.run=$rd" \
 		-fsdev local,id=r,path=/,security_model=none,readonly=on,multidevs=remap \
 		-device virtio-9p-pci,fsdev=r,mount_tag=hostroot \
 		-fsdev "local,id=t,path=$top,security_model=none,multidevs=remap" \
