@@ -433,6 +433,12 @@ static bool siw_opcode_ok(const struct siw_qp *qp, u8 op)
 	}
 }
 
+static bool siw_sqe_is_read(const struct siw_sqe *sqe)
+{
+	return sqe->opcode == SIW_OP_READ ||
+	       sqe->opcode == SIW_OP_READ_LOCAL_INV;
+}
+
 /*
  * Validate a private copy of an SQE. Returns the completion status for
  * a bad one (it completes in error), IB_WC_SUCCESS otherwise.
@@ -463,8 +469,7 @@ static enum ib_wc_status siw_sqe_check(struct siw_qp *qp,
 	}
 	if (sqe->num_sge > qp->attrs.sq_max_sges)
 		return IB_WC_LOC_QP_OP_ERR;
-	if ((sqe->opcode == SIW_OP_READ || sqe->opcode == SIW_OP_READ_LOCAL_INV) &&
-	    sqe->num_sge > SIW_MAX_SGE_RD)
+	if (siw_sqe_is_read(sqe) && sqe->num_sge > SIW_MAX_SGE_RD)
 		return IB_WC_LOC_QP_OP_ERR;
 	for (i = 0; i < sqe->num_sge; i++)
 		total += sqe->sge[i].length;
@@ -494,6 +499,7 @@ int siw_sqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe, bool flush)
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	slot = &qp->sendq[qp->sq_get % qp->attrs.sq_size];
+	/* acquire: the producer wrote the SQE before setting VALID */
 	if (!(smp_load_acquire(&slot->flags) & SIW_WQE_VALID)) {
 		spin_unlock_irqrestore(&qp->sq_lock, flags);
 		return -ENOENT;
@@ -505,11 +511,10 @@ int siw_sqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe, bool flush)
 	orq_full = qp->orq_put - qp->orq_get >= qp->attrs.ord;
 	spin_unlock(&qp->orq_lock);
 
-	if (flush) {
-		/* taken off only to be flushed */
-	} else if (((wqe->sqe.flags & SIW_WQE_READ_FENCE) && orq_busy) ||
-	    ((wqe->sqe.opcode == SIW_OP_READ ||
-	      wqe->sqe.opcode == SIW_OP_READ_LOCAL_INV) && orq_full)) {
+	/* a fenced WQE waits for our Reads; a Read waits for an ORD slot */
+	if (!flush &&
+	    (((wqe->sqe.flags & SIW_WQE_READ_FENCE) && orq_busy) ||
+	     (siw_sqe_is_read(&wqe->sqe) && orq_full))) {
 		spin_unlock_irqrestore(&qp->sq_lock, flags);
 		return -EBUSY;
 	}
@@ -566,7 +571,7 @@ int siw_rqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe)
 	struct siw_srq *srq = qp->srq;
 	struct siw_rqe *ring, *slot;
 	unsigned long flags;
-	spinlock_t *lock;
+	spinlock_t *lock;	/* RQ's or SRQ's consumer lock */
 	u32 *get, n, max_sge;
 	u64 total = 0;
 	int i;
@@ -589,6 +594,7 @@ int siw_rqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe)
 
 	spin_lock_irqsave(lock, flags);
 	slot = &ring[*get % n];
+	/* acquire: the producer wrote the RQE before setting VALID */
 	if (!(smp_load_acquire(&slot->flags) & SIW_WQE_VALID)) {
 		spin_unlock_irqrestore(lock, flags);
 		return -ENOENT;

@@ -78,9 +78,10 @@ void siw_term_set(struct siw_qp *qp, unsigned int layer, unsigned int etype,
 		return;
 	siw_dbg(qp->sdev, "QP %u: terminate layer %u etype %u code 0x%x\n",
 		qp_id(qp), layer, etype, ecode);
-	siw_qp_event(qp, layer == TERM_LAYER_RDMAP &&
-			 etype == TERM_RDMAP_ETYPE_REMOTE_PROT ?
-			 IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_FATAL);
+	if (layer == TERM_LAYER_RDMAP && etype == TERM_RDMAP_ETYPE_REMOTE_PROT)
+		siw_qp_event(qp, IB_EVENT_QP_ACCESS_ERR);
+	else
+		siw_qp_event(qp, IB_EVENT_QP_FATAL);
 	siw_qp_schedule_tx(qp);
 }
 
@@ -330,8 +331,9 @@ static int siw_tx_start_sqe(struct siw_qp *qp)
 		}
 		return 0;
 	}
+	/* a Read writes its local sink */
 	rv = siw_wqe_resolve(qp, wqe, sqe->opcode == SIW_OP_READ ||
-				      sqe->opcode == SIW_OP_READ_LOCAL_INV);
+			     sqe->opcode == SIW_OP_READ_LOCAL_INV);
 	if (rv != IB_WC_SUCCESS) {
 		siw_tx_fail(qp, wqe, rv);
 		return -EINVAL;

@@ -87,7 +87,7 @@ struct siw_device {
 	u32 id;
 
 	enum ib_port_state port_state;
-	spinlock_t lock;
+	spinlock_t lock;		/* port_state */
 
 	/* object tables; index is the object's number */
 	struct xarray qp_xa;
@@ -258,7 +258,7 @@ enum siw_access_err {
 
 struct siw_cq {
 	struct ib_cq base;
-	spinlock_t lock;
+	spinlock_t lock;		/* CQ ring and notify flags */
 	struct siw_cqe *queue;
 	struct siw_cq_ctrl *ctrl;	/* notify flags, after the ring */
 	u32 num_cqe;
@@ -278,7 +278,7 @@ static inline struct siw_cq *to_siw_cq(struct ib_cq *c)
 
 struct siw_srq {
 	struct ib_srq base;
-	spinlock_t lock;
+	spinlock_t lock;		/* SRQ ring */
 	struct siw_rqe *queue;
 	u32 num_rqe;
 	u32 max_sge;			/* SGEs per WR, as created */
@@ -450,7 +450,7 @@ struct siw_qp {
 	u32 sq_put;			/* kernel posting only */
 	struct rdma_user_mmap_entry *sq_mmap;
 
-	spinlock_t rq_lock;
+	spinlock_t rq_lock;		/* RQ ring (kernel posting, consumption) */
 	struct siw_rqe *recvq;
 	u32 rq_get;
 	u32 rq_put;
