@@ -131,7 +131,7 @@ show() { sed "s/^/[$1] /" "$TMPD/$1.log"; }
 wait_listen() {
 	local ns=$1 p=$2
 	if [[ $RDEV_LTYPE == siw ]]; then
-		wait_for 20 sh -c "ip netns exec $ns ss -Hltn 'sport = :$p' | grep -q ." ||
+		wait_for 60 sh -c "ip netns exec $ns ss -Hltn 'sport = :$p' | grep -q ." ||
 			fail "no listener on port $p in netns $ns"
 	else
 		sleep 2
