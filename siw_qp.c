@@ -211,22 +211,27 @@ void siw_qp_to_error(struct siw_qp *qp)
 		siw_qp_schedule_tx(qp);
 }
 
+/*
+ * Graceful close (SQD): the TX work finishes what is queued, then asks
+ * the CM for an orderly TCP close (siw_tx_run()).
+ */
 void siw_qp_close_graceful(struct siw_qp *qp)
 {
-	bool disc = false;
+	bool connected = false, idle = false;
 
 	spin_lock_bh(&qp->state_lock);
 	if (qp->attrs.state == SIW_QP_RTS) {
 		qp->attrs.state = SIW_QP_CLOSING;
-		disc = true;
+		connected = true;
 	} else if (qp->attrs.state == SIW_QP_IDLE) {
 		qp->attrs.state = SIW_QP_ERROR;
+		idle = true;
 	}
 	spin_unlock_bh(&qp->state_lock);
 
-	if (disc)
-		siw_cm_qp_disconnect(qp, false);
-	else
+	if (connected)
+		siw_qp_schedule_tx(qp);
+	else if (idle)
 		siw_qp_flush(qp);
 }
 

@@ -428,6 +428,17 @@ static int siw_tx_start(struct siw_qp *qp)
 
 #define SIW_TX_BUDGET 64
 
+/* no Read of ours waits for its response */
+static bool siw_orq_empty(struct siw_qp *qp)
+{
+	bool empty;
+
+	spin_lock_bh(&qp->orq_lock);
+	empty = qp->orq_get == qp->orq_put && !READ_ONCE(qp->rx.rresp.active);
+	spin_unlock_bh(&qp->orq_lock);
+	return empty;
+}
+
 static void siw_tx_run(struct siw_qp *qp)
 {
 	struct siw_tx *tx = &qp->tx;
@@ -492,8 +503,12 @@ static void siw_tx_run(struct siw_qp *qp)
 		if (READ_ONCE(qp->tx_hold))
 			return;
 		rv = siw_tx_start(qp);
-		if (rv == -ENOENT || rv == -EBUSY)
-			return;
+		if (rv == -ENOENT && state == SIW_QP_CLOSING &&
+		    !qp->close_sent && siw_orq_empty(qp)) {
+			/* all sent: now the orderly close */
+			qp->close_sent = true;
+			siw_cm_qp_disconnect(qp, false);
+		}
 		if (rv)
 			return;
 	}

@@ -478,6 +478,7 @@ struct siw_qp {
 	u8 rtr_send;
 	bool rtr_pending;		/* RTR message not yet sent */
 	bool tx_hold;			/* responder: wait for peer's RTR */
+	bool close_sent;		/* CLOSING: orderly close requested */
 
 	/* terminate to send / received */
 	u32 term_ctrl;
