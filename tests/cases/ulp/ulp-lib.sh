@@ -1,0 +1,403 @@
+#!/usr/bin/env bash
+# Helpers for the kernel-ULP cases (tests/cases/ulp/, tests/cases/pair-ulp/):
+# NVMe over Fabrics (nvmet-rdma target, nvme-rdma host) and NFS over RDMA
+# (knfsd + svcrdma, client xprtrdma) on siw. Not a case (not executable).
+# Source AFTER tests/lib.sh and tests/tools/caselib.sh:
+#   source "$(dirname "$0")/../../lib.sh"
+#   source "$SIW_TOP/tests/tools/caselib.sh"
+#   source "$SIW_TOP/tests/cases/ulp/ulp-lib.sh"
+#
+# Kernel ULPs open their rdma_cm ids in the initial netns, so every address
+# used here lives in the init netns: one guest uses siw0 on the veth end
+# ulp0 (10.89.1.1/24, peer ulp1 up and address-less) and connects to its own
+# address (the TCP connection runs over loopback; rdma_cm resolves the
+# device through ulp0's hardware address). lo itself cannot carry siw for
+# rdma_cm (zero GID, no device match). Pair groups use eth0 (10.77.0.x).
+
+ULP_NQN_BASE=nqn.2014-08.org.siw.test
+NVMET_CFS=/sys/kernel/config/nvmet
+NULLB_CFS=/sys/kernel/config/nullb
+ULP_PORT=4420
+ULP_LOCAL_IP=10.89.1.1
+
+# ---- generic ---------------------------------------------------------------
+ulp_configfs() {
+	[[ -d /sys/kernel/config ]] || fail "no /sys/kernel/config (CONFIGFS_FS)"
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config ||
+		fail "cannot mount configfs"
+}
+# ulp_mod MOD [PARAMS...]: modprobe, skip only if the kernel lacks it
+ulp_mod() {
+	local m=$1
+	modinfo "$m" >/dev/null 2>&1 || skip "kernel $(uname -r) has no module $m"
+	modprobe "$@" || fail "modprobe $* failed: $(dmesg | tail -n 5)"
+}
+ulp_dmesg_tail() { dmesg | tail -n "${1:-30}" | sed 's/^/[dmesg] /'; }
+# ulp_fail MSG: fail with the kernel's recent lines (siw device logs included)
+ulp_fail() {
+	echo "---- dmesg (last 40) ----" >&2
+	dmesg | tail -n 40 >&2
+	fail "$*"
+}
+# step: one concise progress line with the elapsed case time
+step() { printf '## [%3ds] %s\n' "$SECONDS" "$*"; }
+
+# ulp_siw_local: siw0 on veth end ulp0 (10.89.1.1) in the init netns; sets
+# ULP_IP/RDEV. Our siw is loaded (siw_load checks it is the out-of-tree one).
+ulp_siw_local() {
+	rdev_module_load
+	ip link set lo up
+	veth_pair ulp0 ulp1
+	ip addr add "$ULP_LOCAL_IP/24" dev ulp0 || fail "ip addr add on ulp0"
+	RDEV=${RDEV_PFX}0 ULP_IP=$ULP_LOCAL_IP
+	rdev_add "$RDEV" ulp0
+	wait_for 10 ping -c1 -W1 "$ULP_IP" || fail "no ping to $ULP_IP"
+}
+# ulp_siw_pair: siw0 on eth0 in a pair guest; ULP_IP = this guest's address
+ulp_siw_pair() {
+	[[ -n ${SIW_ROLE:-} ]] || skip "pair group case run outside a pair"
+	rdev_module_load
+	RDEV=${RDEV_PFX}0 ULP_IP=$SIW_MY_IP
+	rdev_add "$RDEV" eth0
+	wait_for 30 ping -c1 -W1 "$SIW_PEER_IP" || fail "no ping to peer $SIW_PEER_IP"
+}
+
+# ulp_rdma_qps: number of kernel QPs (rdma res) on $RDEV
+ulp_rdma_qps() { rdma res show qp link "$RDEV/1" 2>/dev/null | grep 'lqpn' | grep -vc 'type GSI' || true; }
+
+# ---- pattern data ----------------------------------------------------------
+# ulp_pattern FILE BYTES [SEED]: deterministic pseudo-random bytes (AES-CTR
+# keystream of the seed when openssl exists, else from /dev/urandom; either
+# way FILE is the reference copy the checks compare against).
+ulp_pattern() {
+	local f=$1 n=$2 seed=${3:-siw-ulp}
+	if command -v openssl >/dev/null 2>&1; then
+		head -c "$n" /dev/zero | openssl enc -aes-128-ctr -nosalt -pass "pass:$seed" -pbkdf2 -iter 1 2>/dev/null >"$f"
+	else
+		head -c "$n" /dev/urandom >"$f"
+	fi
+	[[ $(stat -c %s "$f") == "$n" ]] || fail "pattern file $f: size $(stat -c %s "$f") != $n"
+}
+
+# ---- null_blk --------------------------------------------------------------
+# nullb_create NAME SIZE_MB: memory-backed null_blk via configfs; sets
+# NULLB_DEV to the /dev path (not for $(...): registers its cleanup). Data written stays readable (memory_backed=1).
+nullb_create() {
+	local n=$1 mb=$2 d idx
+	ulp_configfs
+	ulp_mod null_blk nr_devices=0
+	[[ -d $NULLB_CFS ]] || fail "null_blk configfs missing"
+	d=$NULLB_CFS/$n
+	mkdir "$d" || fail "mkdir $d"
+	on_exit "nullb_remove $n"
+	echo "$mb" >"$d/size"
+	echo 1 >"$d/memory_backed"
+	echo 512 >"$d/blocksize"
+	echo 1 >"$d/power" || fail "null_blk $n: power on failed"
+	idx=$(<"$d/index")
+	local dev=/dev/nullb$idx
+	[[ -b /dev/$n ]] && dev=/dev/$n # kernels naming the disk after the dir
+	wait_for 10 test -b "$dev" || fail "null_blk $n: $dev did not appear"
+	NULLB_DEV=$dev
+}
+nullb_remove() {
+	local d=$NULLB_CFS/$1
+	[[ -d $d ]] || return 0
+	echo 0 >"$d/power" 2>/dev/null
+	rmdir "$d"
+}
+
+# ---- nvmet (target) --------------------------------------------------------
+# nvmet_up NQN IP DEV[:buffered]...: subsystem NQN (allow_any_host) with one
+# namespace per DEV (nsid 1, 2, ...; ":buffered" sets buffered_io for file
+# backing), port 1 rdma/ipv4 IP:$ULP_PORT linked to it. The nvmet_rdma
+# module is loaded with $NVMET_RDMA_PARAMS.
+nvmet_up() {
+	local nqn=$1 ip=$2; shift 2
+	ulp_configfs
+	ulp_mod nvmet
+	# shellcheck disable=SC2086
+	ulp_mod nvmet_rdma ${NVMET_RDMA_PARAMS:-}
+	on_exit nvmet_down
+	local s=$NVMET_CFS/subsystems/$nqn nsid=0 spec dev
+	mkdir "$s" || fail "mkdir $s"
+	echo 1 >"$s/attr_allow_any_host"
+	for spec in "$@"; do
+		nsid=$((nsid + 1))
+		dev=${spec%%:*}
+		mkdir "$s/namespaces/$nsid"
+		echo -n "$dev" >"$s/namespaces/$nsid/device_path"
+		[[ $spec == *:buffered ]] && echo 1 >"$s/namespaces/$nsid/buffered_io"
+		echo 1 >"$s/namespaces/$nsid/enable" || ulp_fail "nvmet: enabling namespace $nsid ($dev) failed"
+	done
+	local p=$NVMET_CFS/ports/1
+	mkdir "$p"
+	echo rdma >"$p/addr_trtype"
+	echo ipv4 >"$p/addr_adrfam"
+	echo "$ip" >"$p/addr_traddr"
+	echo "$ULP_PORT" >"$p/addr_trsvcid"
+	nvmet_link "$nqn" || ulp_fail "nvmet: linking port 1 to $nqn failed (rdma listener on $ip:$ULP_PORT)"
+	if [[ $RDEV_LTYPE == siw ]]; then
+		wait_for 10 sh -c "ss -Hltn 'sport = :$ULP_PORT' | grep -q ." ||
+			ulp_fail "nvmet: no TCP listener on port $ULP_PORT (iWARP listen)"
+	fi
+	info "nvmet: $nqn, $nsid namespace(s), rdma $ip:$ULP_PORT"
+}
+nvmet_link() { ln -s "$NVMET_CFS/subsystems/$1" "$NVMET_CFS/ports/1/subsystems/$1"; }
+nvmet_unlink() { rm -f "$NVMET_CFS/ports/1/subsystems/$1"; }
+# nvmet_down: remove every port, subsystem and namespace; unload nvmet
+nvmet_down() {
+	[[ -d $NVMET_CFS ]] || return 0
+	local p s n
+	for p in "$NVMET_CFS"/ports/*/; do
+		[[ -d $p ]] || continue
+		rm -f "$p"subsystems/* 2>/dev/null
+		rmdir "$p"
+	done
+	for s in "$NVMET_CFS"/subsystems/*/; do
+		[[ -d $s ]] || continue
+		for n in "$s"namespaces/*/; do
+			[[ -d $n ]] || continue
+			echo 0 >"$n/enable" 2>/dev/null
+			rmdir "$n"
+		done
+		rmdir "$s"
+	done
+	modprobe -r nvmet_rdma 2>/dev/null
+	modprobe -r nvmet 2>/dev/null
+	return 0
+}
+
+# ---- nvme host -------------------------------------------------------------
+# nvme_ctrls NQN: controller names (nvmeN) of rdma controllers for NQN
+nvme_ctrls() {
+	local c
+	for c in /sys/class/nvme/nvme*; do
+		[[ -e $c/subsysnqn ]] || continue
+		[[ $(<"$c/subsysnqn") == "$1" && $(<"$c/transport") == rdma ]] && basename "$c"
+	done
+	return 0
+}
+# nvme_ns_dev NQN NSID: /dev path of the block device of namespace NSID
+# (native multipath head nvmeXnY or per-controller nvmeXnY)
+nvme_ns_dev() {
+	local nqn=$1 nsid=$2 b d
+	for b in /sys/block/nvme*n*; do
+		[[ -e $b/nsid ]] || continue
+		[[ $(<"$b/nsid") == "$nsid" ]] || continue
+		d=$(basename "$b")
+		[[ $d == *c*n* ]] && continue # hidden per-path disk under a head
+		# the disk belongs to NQN: via the subsystem (head) or controller
+		local sys
+		sys=$(readlink -f "$b/device")
+		if [[ -e $sys/subsysnqn && $(<"$sys/subsysnqn") == "$nqn" ]]; then
+			echo "/dev/$d"
+			return 0
+		fi
+	done
+	return 1
+}
+# nvme_host_connect NQN IP [NVME-CONNECT-OPTS...]: connect (2 I/O queues,
+# reconnect every 1 s, give up after 60 s); sets NVME_CTRL
+nvme_host_connect() {
+	local nqn=$1 ip=$2; shift 2
+	ulp_mod nvme_rdma
+	local out rc=0
+	out=$(timeout 60 nvme connect -t rdma -n "$nqn" -a "$ip" -s "$ULP_PORT" -i 2 \
+		--reconnect-delay=1 --ctrl-loss-tmo=60 "$@" 2>&1) || rc=$?
+	((rc == 0)) || ulp_fail "nvme connect -t rdma -n $nqn -a $ip -s $ULP_PORT failed (rc=$rc): $out"
+	on_exit "nvme_host_disconnect $nqn"
+	wait_for 20 test -n "$(nvme_ctrls "$nqn")" || ulp_fail "no rdma controller for $nqn after connect"
+	NVME_CTRL=$(nvme_ctrls "$nqn" | head -n1)
+	wait_for 20 test "$(cat "/sys/class/nvme/$NVME_CTRL/state" 2>/dev/null)" = live ||
+		ulp_fail "$NVME_CTRL not live: $(cat "/sys/class/nvme/$NVME_CTRL/state")"
+	info "connected $NVME_CTRL ($(<"/sys/class/nvme/$NVME_CTRL/address")), queue_count $(cat "/sys/class/nvme/$NVME_CTRL/queue_count" 2>/dev/null || echo ?)"
+}
+nvme_host_disconnect() {
+	local nqn=$1
+	[[ -n $(nvme_ctrls "$nqn") ]] || return 0
+	timeout 60 nvme disconnect -n "$nqn" >/dev/null 2>&1
+	wait_for 30 test -z "$(nvme_ctrls "$nqn")"
+}
+# nvme_wait_ns NQN NSID: wait for the namespace block device; prints it
+nvme_wait_ns() {
+	wait_for 20 nvme_ns_dev "$1" "$2" || ulp_fail "namespace $2 of $1 did not appear: $(ls /sys/block)"
+	nvme_ns_dev "$1" "$2"
+}
+# nvme_ctrl_queues CTRL: I/O queue count = queue_count - 1 (admin queue)
+nvme_ctrl_ioqueues() { echo $(($(<"/sys/class/nvme/$1/queue_count") - 1)); }
+
+# ---- block I/O with verification -------------------------------------------
+ULP_BS_LIST="512 4096 8192 65536 131072 1048576"
+# blk_write_regions DEV PAT SIZE: write PAT (SIZE bytes) onto DEV with
+# O_DIRECT, the device split into regions each written with one block size
+# of $ULP_BS_LIST (512 B .. 1 MiB; sizes below the logical block size are
+# raised to it); the small sizes get small regions. Prints one timing line.
+blk_write_regions() {
+	local dev=$1 pat=$2 size=$3 off=0 bs len cnt lbs t0 tl=''
+	lbs=$(blockdev --getss "$dev")
+	for bs in $ULP_BS_LIST; do
+		((bs >= lbs)) || bs=$lbs
+		case $bs in
+		512) len=$((size / 128)) ;;
+		4096 | 8192) len=$((size / 16)) ;;
+		65536 | 131072) len=$((size / 8)) ;;
+		*) len=$((size - off)) ;;
+		esac
+		len=$((len / 262144 * 262144))
+		((len > 0)) || len=262144
+		((off + len <= size)) || len=$((size - off))
+		((len > 0)) || break
+		cnt=$(((len + bs - 1) / bs))
+		t0=$SECONDS
+		dd if="$pat" of="$dev" bs="$bs" skip="$off" seek="$off" count="$len" \
+			iflag=skip_bytes,count_bytes oflag=direct,seek_bytes conv=notrunc,fsync status=none ||
+			ulp_fail "dd write bs=$bs offset $off length $len to $dev failed"
+		off=$((off + len))
+		tl+=" ${bs}x$cnt:$((SECONDS - t0))s"
+	done
+	((off == size)) || fail "blk_write_regions covered $off of $size bytes"
+	info "wrote $dev (lbs $lbs):$tl"
+}
+# blk_verify DEV PAT SIZE BS: read SIZE bytes back with O_DIRECT in BS-sized
+# reads and compare with PAT
+blk_verify() {
+	local dev=$1 pat=$2 size=$3 bs=$4 out
+	out=$(dd if="$dev" bs="$bs" count=$((size / bs)) iflag=direct status=none | cmp - "$pat" 2>&1) ||
+		ulp_fail "read back of $dev (bs=$bs, $size bytes) differs from the pattern: $out"
+}
+# blk_verify_regions DEV PAT SIZE: read back each region of ULP_BS_LIST with
+# a different block size than it was written with, compare
+blk_verify_all() {
+	local dev=$1 pat=$2 size=$3 bs
+	for bs in 1048576 4096 131072; do
+		blk_verify "$dev" "$pat" "$size" "$bs"
+	done
+}
+
+# blk_concurrent DEV PAT SIZE: concurrent writers and readers on disjoint
+# quarters, pinned one per CPU (so both I/O queues carry traffic):
+# quarters 0/1 rewritten with new patterns by two writers while two readers
+# verify quarters 2/3 (unchanged data of $PAT); then all four compared.
+blk_concurrent() {
+	local dev=$1 pat=$2 size=$3 q=$(($3 / 4)) ncpu i pids=() rc=0
+	ncpu=$(nproc)
+	local new=$TMPD/conc.pat
+	ulp_pattern "$new" "$size" "conc-$RANDOM"
+	# expected image: new data in quarters 0,1, old in 2,3
+	{ head -c $((2 * q)) "$new"; tail -c +$((2 * q + 1)) "$pat"; } >"$TMPD/conc.exp"
+	for i in 0 1; do
+		taskset -c $((i % ncpu)) dd if="$new" of="$dev" bs=65536 skip=$((i * q / 65536)) \
+			seek=$((i * q / 65536)) count=$((q / 65536)) oflag=direct conv=notrunc status=none &
+		pids+=($!)
+	done
+	for i in 2 3; do
+		taskset -c $((i % ncpu)) dd if="$dev" of="$TMPD/conc.r$i" bs=4096 skip=$((i * q / 4096)) \
+			count=$((q / 4096)) iflag=direct status=none &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i" || rc=$?; done
+	((rc == 0)) || ulp_fail "concurrent dd on $dev failed (rc=$rc)"
+	for i in 2 3; do
+		cmp "$TMPD/conc.r$i" <(tail -c +$((i * q + 1)) "$pat" | head -c "$q") >/dev/null ||
+			ulp_fail "concurrent reader of quarter $i read wrong data"
+	done
+	blk_verify "$dev" "$TMPD/conc.exp" "$size" 1048576
+	cp "$TMPD/conc.exp" "$pat"
+}
+
+# ulp_fio NAME DEV SIZE [FIO-OPTS...]: fio write+verify (crc32c), direct,
+# libaio, 2 jobs on disjoint halves, iodepth 8, mixed block sizes; output in
+# $TMPD/NAME.fio; returns fio's status
+ulp_fio() {
+	local name=$1 dev=$2 size=$3; shift 3
+	local half=$((size / 2))
+	fio --name="$name" --filename="$dev" --direct=1 --ioengine=libaio --iodepth=8 \
+		--numjobs=2 --size="$half" --offset_increment="$half" --rw=randwrite \
+		--bsrange=4k-256k --verify=crc32c --verify_fatal=1 --do_verify=1 \
+		--verify_backlog=0 --randrepeat=0 --group_reporting --output-format=terse --terse-version=3 \
+		"$@" >"$TMPD/$name.fio" 2>&1
+}
+# ulp_fio_check NAME RC: fail unless fio succeeded with no errors
+ulp_fio_check() {
+	local name=$1 rc=$2
+	if ((rc != 0)) || grep -qiE 'verify|error|bad magic|crc32c' "$TMPD/$name.fio"; then
+		sed 's/^/[fio] /' "$TMPD/$name.fio" | tail -n 30 >&2
+		ulp_fail "fio $name failed (rc=$rc)"
+	fi
+	# terse v3: field 5 = total errors; 7/48 = read/write io KiB
+	local line err rkb wkb
+	line=$(grep -E '^3;' "$TMPD/$name.fio" | tail -n1)
+	[[ -n $line ]] || ulp_fail "fio $name: no terse result line"
+	err=$(cut -d';' -f5 <<<"$line") rkb=$(cut -d';' -f6 <<<"$line") wkb=$(cut -d';' -f47 <<<"$line")
+	((err == 0)) || ulp_fail "fio $name: $err errors"
+	((wkb > 0 && rkb > 0)) || ulp_fail "fio $name: nothing written ($wkb KiB) or verified ($rkb KiB)"
+	info "fio $name: wrote $wkb KiB, verified $rkb KiB, 0 errors"
+}
+
+# ---- NFS -------------------------------------------------------------------
+NFS_RDMA_PORT=20049
+NFS_EXPORT=/srv/siw-ulp-export
+# nfs_server_up: tmpfs export $NFS_EXPORT (fsid 77), rpcbind, mountd, nfsd
+# with an RDMA listener on $NFS_RDMA_PORT (via /proc/fs/nfsd/portlist)
+nfs_server_up() {
+	need_cmd rpc.nfsd exportfs rpc.mountd rpcbind
+	ulp_mod nfsd
+	ulp_mod rpcrdma
+	mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd || fail "mount nfsd fs"
+	on_exit nfs_server_down
+	mkdir -p "$NFS_EXPORT" /var/lib/nfs/rpc_pipefs /var/lib/nfs/v4recovery /run/rpcbind
+	mountpoint -q "$NFS_EXPORT" || mount -t tmpfs -o size=512m ulpexp "$NFS_EXPORT"
+	mountpoint -q /var/lib/nfs/rpc_pipefs || mount -t rpc_pipefs sunrpc /var/lib/nfs/rpc_pipefs 2>/dev/null || true
+	pgrep -x rpcbind >/dev/null || rpcbind -w || fail "rpcbind failed"
+	: >/etc/exports
+	exportfs -o rw,no_root_squash,insecure,no_subtree_check,fsid=77 "*:$NFS_EXPORT" ||
+		fail "exportfs failed"
+	pgrep -x rpc.mountd >/dev/null || rpc.mountd || fail "rpc.mountd failed"
+	# short v4 grace/lease so a fresh server accepts OPENs quickly
+	echo 10 >/proc/fs/nfsd/nfsv4leasetime 2>/dev/null || true
+	echo 10 >/proc/fs/nfsd/nfsv4gracetime 2>/dev/null || true
+	rpc.nfsd 4 || fail "rpc.nfsd failed"
+	echo "rdma $NFS_RDMA_PORT" >/proc/fs/nfsd/portlist || ulp_fail "nfsd: adding rdma $NFS_RDMA_PORT to portlist failed"
+	grep -q "rdma $NFS_RDMA_PORT" /proc/fs/nfsd/portlist ||
+		ulp_fail "nfsd portlist lacks rdma: $(tr '\n' ' ' </proc/fs/nfsd/portlist)"
+	if [[ $RDEV_LTYPE == siw ]]; then
+		wait_for 10 sh -c "ss -Hltn 'sport = :$NFS_RDMA_PORT' | grep -q ." ||
+			ulp_fail "nfsd: no TCP listener on $NFS_RDMA_PORT (iWARP listen)"
+	fi
+	info "nfsd: portlist $(tr '\n' ' ' </proc/fs/nfsd/portlist), versions $(cat /proc/fs/nfsd/versions)"
+}
+nfs_server_down() {
+	rpc.nfsd 0 2>/dev/null
+	exportfs -ua 2>/dev/null
+	pkill -x rpc.mountd 2>/dev/null
+	umount "$NFS_EXPORT" 2>/dev/null
+	return 0
+}
+# nfs_mount SERVER VERS MNT: mount SERVER:$NFS_EXPORT over RDMA; checks the
+# mount really uses the rdma transport
+nfs_mount() {
+	local srv=$1 vers=$2 mnt=$3 opts out rc=0
+	ulp_mod rpcrdma
+	mkdir -p "$mnt"
+	opts=proto=rdma,port=$NFS_RDMA_PORT,vers=$vers,hard,timeo=600,retrans=2
+	[[ $vers == 3 ]] && opts+=,nolock
+	on_exit "umount -f $mnt"
+	out=$(timeout 120 mount -t nfs -o "$opts" "$srv:$NFS_EXPORT" "$mnt" 2>&1) || rc=$?
+	((rc == 0)) || ulp_fail "mount -t nfs -o $opts $srv:$NFS_EXPORT failed (rc=$rc): $out"
+	local m
+	m=$(awk -v d="$mnt" '$2 == d' /proc/mounts)
+	[[ $m == *proto=rdma* ]] || ulp_fail "$mnt is not an rdma mount: $m"
+	[[ $m == *vers=$vers* ]] || ulp_fail "$mnt: wrong version: $m"
+	grep -A3 "mounted on $mnt with" /proc/self/mountstats | grep -q 'xprt:[[:space:]]*rdma' ||
+		ulp_fail "$mnt: mountstats shows no rdma xprt"
+	info "mounted $srv:$NFS_EXPORT on $mnt ($opts)"
+}
+# nfs_sizes: file sizes for the NFS data checks (bytes)
+nfs_sizes() {
+	if is_debug_kernel; then
+		echo 0 1 511 4096 65537 1048579 4194304
+	else
+		echo 0 1 511 4096 65537 1048579 16777216 67108864
+	fi
+}
