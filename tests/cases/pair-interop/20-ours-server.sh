@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Interop with the kernel's own siw (reference peer, build/ref/$KVER/siw.ko
+# from scripts/build-ref.sh): reference on role a = client (MPA initiator),
+# ours on role b = SERVER. Same steps as 10-ours-client (interop.bash).
+# timeout: 1200
+# timeout-debug: 2400
+source "$(dirname "$0")/../../lib.sh"
+source "$(dirname "$0")/interop.bash"
+interop_main b

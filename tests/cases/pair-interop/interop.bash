@@ -1,0 +1,246 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2034
+# Shared body of the pair-interop cases (sourced, not a case itself: the
+# runner only runs executable *.sh files).
+#
+# interop_main OURS_ROLE: the guest with SIW_ROLE == OURS_ROLE loads this
+# project's siw (build/$KVER/siw.ko via siw_load), the other one the kernel's
+# own siw, loaded BY PATH from build/ref/$KVER/siw.ko (scripts/build-ref.sh
+# makes it: built from linux-source on the stock kernel, a copy of the
+# in-tree module on the debug kernel). A missing reference is a FAILURE.
+# Role b is always the server (passive side), role a the client, so the two
+# cases (ours on a / ours on b) cover both directions.
+#
+# Steps (each side asserts its own tool's exit status and output; a step
+# ends with a barrier so both guests stay in lock step):
+#   1. rping -v -V, sizes 64 / 4096 / 60000, a few hundred iterations
+#   2. siw_datacheck, MPA CRC off
+#   3. ib_write_bw / ib_read_bw / ib_send_bw -R (small runs)
+#   4. CRC on: ours sets mpa_crc_required=Y (the reference has no such
+#      parameter: in 6.1 and 6.12 mpa_crc_required/mpa_crc_strict are
+#      compile-time `const bool` = false, and the reference follows the
+#      peer: as responder it echoes the initiator's C bit, as initiator it
+#      accepts C in the reply and enables CRC). Role b captures an rping on
+#      eth0 and checks with tshark: C flag set in the MPA reply, every FPDU
+#      CRC equals the dissector's computed CRC, no malformed frames, no
+#      Terminate. Then siw_datacheck with CRC on.
+#   The CRC-off rping of step 1 (size 4096) is captured too and must show
+#   C clear in the reply and no malformed frames.
+# Debug kernel: small counts and sizes (the reference is slow under KASAN
+# and oopsed on 1 MiB reads once, see the field guide).
+
+source "$SIW_TOP/tests/tools/caselib.sh"
+
+IO_DEV=siw0
+IO_PORT0=${IO_PORT0:-19500}
+
+io_log() { echo "## [$SIW_ROLE/$IO_SIDE] $*"; }
+
+# Dump the kernel log since the case mark, then fail.
+io_fail() {
+	echo "---- dmesg since case start ($SIW_ROLE, $IO_SIDE):" >&2
+	dmesg_since "$IO_MARK" | tail -n 40 >&2
+	fail "$*"
+}
+
+io_load_ours() {
+	siw_unload
+	siw_load
+	siw_is_ours || io_fail "loaded siw is not ours"
+	io_log "ours: $SIW_KO srcversion $(cat /sys/module/siw/srcversion 2>/dev/null || echo '?')"
+}
+
+io_load_ref() {
+	local ko m
+	ko=$SIW_TOP/build/ref/$(uname -r)/siw.ko
+	[[ -e $ko ]] || fail "reference siw missing: $ko -- build it on the host with scripts/build-ref.sh $(uname -r)"
+	siw_unload
+	for m in ib_core ib_uverbs iw_cm rdma_cm rdma_ucm libcrc32c crc32c_generic; do
+		modprobe "$m" 2>/dev/null || true
+	done
+	insmod "$ko" || io_fail "insmod $ko failed (depends: $(modinfo -F depends "$ko"))"
+	local want got
+	want=$(modinfo -F srcversion "$ko")
+	got=$(cat /sys/module/siw/srcversion 2>/dev/null || true)
+	[[ -z $got || $got == "$want" ]] || io_fail "loaded siw srcversion $got is not the reference's $want"
+	io_log "reference: $ko srcversion ${got:-?} vermagic $(modinfo -F vermagic "$ko")"
+	io_log "reference parameters: $(ls /sys/module/siw/parameters 2>/dev/null | tr '\n' ' ' || true)(none means CRC policy is compile-time)"
+}
+
+# io_step NAME TIMEOUT PORT "SERVER CMD" "CLIENT CMD": role b runs the
+# server (must listen on PORT), role a the client after a barrier. Sets
+# IO_OUT (this side's output file); fails unless this side's command exits 0.
+io_step() {
+	local name=$1 t=$2 port=$3 scmd=$4 ccmd=$5 rc=0
+	IO_OUT=$TMPD/$name.$SIW_ROLE
+	if [[ $SIW_ROLE == b ]]; then
+		# shellcheck disable=SC2086
+		timeout "$t" $scmd >"$IO_OUT" 2>&1 &
+		local spid=$!
+		on_exit "kill $spid"
+		# shellcheck disable=SC2317
+		_io_listening() { ss -Hltn "sport = :$1" | grep -q .; }
+		wait_for 30 _io_listening "$port" || io_fail "$name: server not listening on port $port: $(tail -n 5 "$IO_OUT")"
+		pair_barrier "$name-up" 300
+		wait_pid "$spid" "$t" || rc=$?
+	else
+		pair_barrier "$name-up" 300
+		# shellcheck disable=SC2086
+		timeout "$t" $ccmd >"$IO_OUT" 2>&1 || rc=$?
+	fi
+	local what=client cmd=$ccmd
+	[[ $SIW_ROLE == b ]] && what=server cmd=$scmd
+	io_log "$name: $what '$cmd' rc=$rc"
+	grep -v 'ping data: ' "$IO_OUT" | tail -n 25 | cut -c1-300 | sed "s/^/[$name] /"
+	((rc != 124)) || io_fail "$name: $what timed out after ${t}s"
+	((rc == 0)) || io_fail "$name: $what exited $rc"
+	pair_barrier "$name-done" "$t"
+}
+
+# io_rping SIZE COUNT PORT
+io_rping() {
+	local size=$1 c=$2 port=$3 got
+	io_step "rping-$size" 600 "$port" \
+		"rping -s -a $SIW_MY_IP -p $port -v -V -C $c -S $size" \
+		"rping -c -a $SIW_PEER_IP -p $port -v -V -C $c -S $size"
+	got=$(grep -oE 'rdma-ping-[0-9]+:' "$IO_OUT" | sort -u | wc -l)
+	((got == c)) || io_fail "rping size $size: printed $got distinct pings, expected $c"
+}
+
+# io_datacheck NAME PORT ITERS MAXSIZE SEED
+io_datacheck() {
+	local name=$1 port=$2 n=$3 max=$4 seed=$5
+	io_step "$name" 1500 "$port" \
+		"$BIN/siw_datacheck -s -b $SIW_MY_IP -p $port -t 120" \
+		"$BIN/siw_datacheck -c $SIW_PEER_IP -p $port -n $n -m $max -S $seed -t 120"
+	if [[ $SIW_ROLE == a ]]; then
+		grep -qE "^ok - client: $n iterations verified" "$IO_OUT" || io_fail "$name: client did not report $n verified iterations"
+	fi
+	! grep -q '^FAIL' "$IO_OUT" || io_fail "$name: FAIL lines in the output"
+}
+
+# io_perf TOOL PORT ARGS...
+io_perf() {
+	local tool=$1 port=$2; shift 2
+	io_step "$tool-$port" 300 "$port" \
+		"$tool -d $IO_DEV -R -p $port -F $*" \
+		"$tool -d $IO_DEV -R -p $port -F $* $SIW_PEER_IP"
+	if [[ $SIW_ROLE == a ]]; then
+		grep -qE '^ *#bytes' "$IO_OUT" || io_fail "$tool $*: no results table"
+		grep -qE '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$IO_OUT" || io_fail "$tool $*: no result row"
+		! grep -qE '^ *[0-9]+ +[0-9]+ +0\.00 +0\.00' "$IO_OUT" || io_fail "$tool $*: zero bandwidth"
+	fi
+}
+
+# Capture on eth0 (role b) around one rping; then check with tshark.
+io_cap_start() {
+	[[ $SIW_ROLE == b ]] || return 0
+	IO_CAP=$TMPD/$1.pcap
+	tcpdump -i eth0 -U -s 0 -w "$IO_CAP" "tcp port $2" >"$TMPD/$1.tcpdump" 2>&1 &
+	IO_TPID=$!
+	on_exit "kill $IO_TPID"
+	wait_for 10 grep -q 'listening on' "$TMPD/$1.tcpdump" || io_fail "tcpdump did not start: $(cat "$TMPD/$1.tcpdump")"
+}
+io_cap_stop() {
+	[[ $SIW_ROLE == b ]] || return 0
+	sleep 1
+	kill -INT "$IO_TPID" 2>/dev/null || true
+	wait_pid "$IO_TPID" 20 || true
+}
+_io_tsh() {
+	tshark -n --disable-heuristic smb_direct_iwarp --disable-heuristic rpcrdma_iwarp \
+		-r "$IO_CAP" "$@" 2>>"$TMPD/tshark.err"
+}
+# io_wire_check CRC(0|1): role b only
+io_wire_check() {
+	[[ $SIW_ROLE == b ]] || return 0
+	local crc=$1 cnt_req cnt_rep nfpdu bad
+	[[ -s $IO_CAP ]] || io_fail "empty capture $IO_CAP"
+	_io_cnt() { _io_tsh -Y "$1" -T fields -e frame.number | wc -l; }
+	cnt_req=$(_io_cnt iwarp_mpa.req)
+	cnt_rep=$(_io_cnt iwarp_mpa.rep)
+	nfpdu=$(_io_cnt iwarp_mpa.fpdu)
+	io_log "wire (crc=$crc): MPA req $cnt_req rep $cnt_rep, FPDU frames $nfpdu"
+	_io_tsh -Y 'iwarp_mpa.req || iwarp_mpa.rep' -T fields -e frame.number -e iwarp_mpa.req -e iwarp_mpa.rev \
+		-e iwarp_mpa.marker_flag -e iwarp_mpa.crc_flag -e iwarp_mpa.rej_flag -e iwarp_mpa.pdlength | sed 's/^/# mpa: /'
+	((cnt_req >= 1 && cnt_rep >= 1)) || io_fail "wire: no MPA request/reply decoded"
+	((nfpdu > 0)) || io_fail "wire: no FPDUs decoded"
+	bad=$(_io_tsh -Y '_ws.malformed' -T fields -e frame.number | head -n 5)
+	if [[ -n $bad ]]; then
+		_io_tsh -Y "frame.number == $(head -n1 <<<"$bad")" -V | sed -n '/Transmission Control Protocol/,$p' | tail -n 60
+		io_fail "wire: malformed frames: $(tr '\n' ' ' <<<"$bad")"
+	fi
+	bad=$(_io_tsh -Y 'iwarp_mpa.bad_length || iwarp_mpa.res.not_set0 || iwarp_mpa.rev.not_set1 || iwarp_mpa.rej_flag == 1' -T fields -e frame.number | head -n 5)
+	[[ -z $bad ]] || io_fail "wire: MPA complaints (length/reserved/revision/reject) in frames: $bad"
+	bad=$(_io_tsh -Y 'iwarp_rdma.opcode == 7' -T fields -e frame.number | head -n 3)
+	[[ -z $bad ]] || io_fail "wire: RDMAP Terminate in frames: $bad"
+	local repc
+	repc=$(_io_tsh -Y 'iwarp_mpa.rep' -T fields -e iwarp_mpa.crc_flag | sort -u | tr '\n' ' ')
+	if ((crc)); then
+		[[ $repc == "1 " || $repc == "True " ]] || io_fail "wire: CRC expected but MPA reply C flag is '$repc'"
+		local n_checked
+		# every FPDU with a CRC field: sent value must equal the computed one
+		_io_tsh -Y 'iwarp_mpa.fpdu' -T fields -e frame.number -e iwarp_mpa.crc -e iwarp_mpa.crc_check >"$TMPD/crc.tsv"
+		n_checked=$(awk -F'\t' '$2 != "" && $3 != ""' "$TMPD/crc.tsv" | wc -l)
+		bad=$(awk -F'\t' '$2 != "" && $3 != "" && $2 != $3 { print $1 }' "$TMPD/crc.tsv" | head -n 5)
+		io_log "wire: $n_checked FPDU CRCs checked"
+		((n_checked > 0)) || io_fail "wire: CRC negotiated but no FPDU CRC was checked by the dissector"
+		[[ -z $bad ]] || io_fail "wire: MPA CRC mismatches in frames: $bad"
+		bad=$(_io_tsh -Y 'iwarp_mpa && _ws.expert.severity >= 6291456' -T fields -e frame.number -e _ws.expert.message |
+			grep -iE 'crc' | head -n 3 || true)
+		[[ -z $bad ]] || io_fail "wire: CRC expert complaints: $bad"
+	else
+		[[ $repc == "0 " || $repc == "False " ]] || io_fail "wire: CRC off expected but MPA reply C flag is '$repc'"
+	fi
+	bad=$(_io_tsh -Y '(iwarp_mpa || iwarp_ddp || iwarp_rdma) && _ws.expert.severity >= 6291456' \
+		-T fields -e frame.number -e _ws.expert.message | grep -viE 'tcp|window|retransmission|dup ack|keep-alive' | head -n 5 || true)
+	[[ -z $bad ]] || io_fail "wire: expert warnings/errors in iWARP frames: $bad"
+	local err
+	err=$(grep -v 'Running as user' "$TMPD/tshark.err" | sort -u | head -n 10 || true)
+	[[ -z $err ]] || { io_log "tshark stderr:"; printf '%s\n' "$err"; }
+	: >"$TMPD/tshark.err"
+}
+
+interop_main() {
+	local ours_role=$1
+	need_cmd rdma ss rping ib_write_bw ib_read_bw ib_send_bw tcpdump tshark
+	need_tool siw_datacheck
+	[[ -n ${SIW_ROLE:-} && -n ${SIW_PEER_IP:-} ]] || skip "pair group case run outside a pair"
+	IO_MARK=$(dmesg_mark)
+	if [[ $SIW_ROLE == "$ours_role" ]]; then IO_SIDE=ours; else IO_SIDE=ref; fi
+	io_log "ours on role $ours_role; this guest ($SIW_ROLE, $SIW_MY_IP) runs $IO_SIDE, role b is the server"
+	if [[ $IO_SIDE == ours ]]; then io_load_ours; else io_load_ref; fi
+	on_exit "[ -w /sys/module/siw/parameters/mpa_crc_required ] && echo N >/sys/module/siw/parameters/mpa_crc_required"
+	rdev_add "$IO_DEV" eth0
+	pair_barrier loaded 300
+
+	local p=$IO_PORT0 dbg=0
+	is_debug_kernel && dbg=1
+	# 1. rping (size 4096 also captured: CRC off on the wire)
+	io_rping 64 "$(scale 300 40)" $((p + 1))
+	io_cap_start rping-nocrc $((p + 2))
+	io_rping 4096 "$(scale 200 30)" $((p + 2))
+	io_cap_stop
+	io_wire_check 0
+	io_rping 60000 "$(scale 100 10)" $((p + 3))
+	# 2. datacheck, CRC off
+	io_datacheck datacheck-nocrc $((p + 4)) "$(scale 150 25)" "$(scale 1048576 65536)" 1101
+	# 3. perftest
+	io_perf ib_write_bw $((p + 5)) -s 65536 -n "$(scale 200 10)"
+	io_perf ib_read_bw $((p + 6)) -s 65536 -n "$(scale 100 10)"
+	io_perf ib_send_bw $((p + 7)) -s 4096 -n "$(scale 200 20)"
+	# 4. CRC on (set on our side only; the reference follows the peer)
+	if [[ $IO_SIDE == ours ]]; then
+		echo Y >/sys/module/siw/parameters/mpa_crc_required
+		io_log "mpa_crc_required=$(cat /sys/module/siw/parameters/mpa_crc_required)"
+	fi
+	pair_barrier crc-on 120
+	io_cap_start rping-crc $((p + 8))
+	io_rping 4096 "$(scale 100 20)" $((p + 8))
+	io_cap_stop
+	io_wire_check 1
+	io_datacheck datacheck-crc $((p + 9)) "$(scale 150 25)" "$(scale 1048576 65536)" 2202
+	io_perf ib_write_bw $((p + 10)) -s 65536 -n "$(scale 100 10)"
+	dmesg_problems_since "$IO_MARK"
+	io_log "interop passed"
+}
