@@ -118,13 +118,17 @@ int siw_qp_to_rts(struct siw_qp *qp, const struct siw_llp_params *p)
 	struct siw_orq_entry *orq = NULL;
 	u32 ird = clamp_t(u32, p->ird, 1, SIW_MAX_IRD);
 	u32 ord = clamp_t(u32, p->ord, 1, SIW_MAX_ORD);
+	u32 ndone = max_t(u32, qp->attrs.sq_size, 16);
+	struct siw_sq_done *done;
 	int i;
 
 	irq = kvcalloc(ird, sizeof(*irq), GFP_KERNEL);
 	orq = kvcalloc(ord, sizeof(*orq), GFP_KERNEL);
-	if (!irq || !orq) {
+	done = kvcalloc(ndone, sizeof(*done), GFP_KERNEL);
+	if (!irq || !orq || !done) {
 		kvfree(irq);
 		kvfree(orq);
+		kvfree(done);
 		return -ENOMEM;
 	}
 
@@ -133,12 +137,18 @@ int siw_qp_to_rts(struct siw_qp *qp, const struct siw_llp_params *p)
 		spin_unlock_bh(&qp->state_lock);
 		kvfree(irq);
 		kvfree(orq);
+		kvfree(done);
 		siw_dbg(qp->sdev, "QP %u: connect in state %s\n", qp_id(qp),
 			siw_qp_state_name[qp->attrs.state]);
 		return -EINVAL;
 	}
 	qp->irq = irq;
 	qp->orq = orq;
+	qp->sq_done = done;
+	qp->sq_done_size = ndone;
+	qp->sq_done_put = 0;
+	qp->sq_done_get = 0;
+	qp->reads_done = 0;
 	qp->attrs.ird = ird;
 	qp->attrs.ord = ord;
 	qp->attrs.crc = p->crc;
@@ -287,8 +297,10 @@ void siw_qp_destroy(struct siw_qp *qp)
 
 	kvfree(qp->irq);
 	kvfree(qp->orq);
+	kvfree(qp->sq_done);
 	qp->irq = NULL;
 	qp->orq = NULL;
+	qp->sq_done = NULL;
 }
 
 /* ------------------------------------------------------- completions */
@@ -419,6 +431,98 @@ void siw_wqe_complete(struct siw_qp *qp, struct siw_wqe *wqe,
 	siw_wqe_release(wqe);
 }
 
+static void siw_sq_cqe(struct siw_qp *qp, const struct siw_sq_done *d)
+{
+	struct siw_sqe sqe = { .id = d->id };
+
+	siw_cqe_add(qp->scq, &sqe, d->opcode, d->bytes, d->status, false, 0,
+		    qp);
+}
+
+/**
+ * siw_sq_complete - report a send queue work request the TX side finished
+ * @qp: the QP
+ * @wqe: the work request (its MR references are dropped here)
+ * @status: completion status
+ * @bytes: byte count
+ *
+ * Completions keep posting order: while one of our earlier Reads still
+ * waits for its response, the completion is queued behind it.
+ */
+void siw_sq_complete(struct siw_qp *qp, struct siw_wqe *wqe,
+		     enum ib_wc_status status, u32 bytes)
+{
+	struct siw_sq_done d = {
+		.id = wqe->sqe.id,
+		.opcode = wqe->sqe.opcode,
+		.status = status,
+		.bytes = bytes,
+	};
+	bool signal = (wqe->sqe.flags & SIW_WQE_SIGNALLED) || qp->sig_all ||
+		      status != IB_WC_SUCCESS;
+	unsigned long flags;
+	bool now = true;
+
+	siw_wqe_release(wqe);
+	if (!signal)
+		return;
+
+	spin_lock_irqsave(&qp->orq_lock, flags);
+	if (qp->sq_done && (qp->sq_done_put != qp->sq_done_get ||
+			    qp->reads_done != qp->orq_put)) {
+		d.read_seq = qp->orq_put;
+		qp->sq_done[qp->sq_done_put++ % qp->sq_done_size] = d;
+		now = false;
+	}
+	spin_unlock_irqrestore(&qp->orq_lock, flags);
+	if (now)
+		siw_sq_cqe(qp, &d);
+}
+
+/* Report completions that waited for Reads now done, oldest first. */
+static void siw_sq_done_drain(struct siw_qp *qp, bool flush)
+{
+	struct siw_sq_done d;
+	unsigned long flags;
+
+	for (;;) {
+		spin_lock_irqsave(&qp->orq_lock, flags);
+		if (!qp->sq_done || qp->sq_done_get == qp->sq_done_put) {
+			spin_unlock_irqrestore(&qp->orq_lock, flags);
+			return;
+		}
+		d = qp->sq_done[qp->sq_done_get % qp->sq_done_size];
+		if (!flush && (s32)(qp->reads_done - d.read_seq) < 0) {
+			spin_unlock_irqrestore(&qp->orq_lock, flags);
+			return;
+		}
+		qp->sq_done_get++;
+		spin_unlock_irqrestore(&qp->orq_lock, flags);
+		if (flush)
+			d.status = IB_WC_WR_FLUSH_ERR;
+		siw_sq_cqe(qp, &d);
+	}
+}
+
+/**
+ * siw_sq_read_done - one of our Reads completed (or was flushed)
+ * @qp: the QP
+ * @wqe: the Read work request (its MR references are dropped here)
+ * @status: completion status
+ * @bytes: byte count
+ */
+void siw_sq_read_done(struct siw_qp *qp, struct siw_wqe *wqe,
+		      enum ib_wc_status status, u32 bytes)
+{
+	unsigned long flags;
+
+	siw_wqe_complete(qp, wqe, status, false, bytes, 0, false);
+	spin_lock_irqsave(&qp->orq_lock, flags);
+	qp->reads_done++;
+	spin_unlock_irqrestore(&qp->orq_lock, flags);
+	siw_sq_done_drain(qp, false);
+}
+
 /* ------------------------------------------------- work queue rings */
 
 static bool siw_opcode_ok(const struct siw_qp *qp, u8 op)
@@ -512,8 +616,10 @@ int siw_sqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe, bool flush)
 	memcpy(&wqe->sqe, slot, sizeof(wqe->sqe));
 
 	spin_lock(&qp->orq_lock);
-	orq_busy = qp->orq_put != qp->orq_get;
-	orq_full = qp->orq_put - qp->orq_get >= qp->attrs.ord;
+	orq_busy = qp->orq_put != qp->reads_done;
+	orq_full = qp->orq_put - qp->orq_get >= qp->attrs.ord ||
+		   (qp->sq_done &&
+		    qp->sq_done_put - qp->sq_done_get >= qp->sq_done_size);
 	spin_unlock(&qp->orq_lock);
 
 	/* a fenced WQE waits for our Reads; a Read waits for an ORD slot */
@@ -701,13 +807,12 @@ static void siw_flush_orq(struct siw_qp *qp)
 		e = &qp->orq[qp->orq_get % qp->attrs.ord];
 		qp->orq_get++;
 		spin_unlock_irqrestore(&qp->orq_lock, flags);
-		siw_cqe_add(qp->scq, &e->wqe.sqe, e->wqe.sqe.opcode, 0,
-			    IB_WC_WR_FLUSH_ERR, false, 0, qp);
-		siw_wqe_release(&e->wqe);
+		siw_sq_read_done(qp, &e->wqe, IB_WC_WR_FLUSH_ERR, 0);
 		spin_lock_irqsave(&qp->orq_lock, flags);
 	}
 	qp->irq_get = qp->irq_put;
 	spin_unlock_irqrestore(&qp->orq_lock, flags);
+	siw_sq_done_drain(qp, true);
 }
 
 static void siw_flush_rq_ring(struct siw_qp *qp)
@@ -746,8 +851,7 @@ void siw_tx_flush(struct siw_qp *qp)
 
 	siw_flush_orq(qp);
 	if (wqe->active)
-		siw_wqe_complete(qp, wqe, IB_WC_WR_FLUSH_ERR, false, 0, 0,
-				 false);
+		siw_sq_complete(qp, wqe, IB_WC_WR_FLUSH_ERR, 0);
 	siw_wqe_release(&qp->tx.rresp);
 	qp->tx.wqe = NULL;
 	qp->tx.active = false;
@@ -764,8 +868,7 @@ void siw_rx_flush(struct siw_qp *qp)
 		siw_wqe_complete(qp, &rx->rwqe, IB_WC_WR_FLUSH_ERR, true, 0, 0,
 				 false);
 	if (rx->rresp.active)
-		siw_wqe_complete(qp, &rx->rresp, IB_WC_WR_FLUSH_ERR, false,
-				 0, 0, false);
+		siw_sq_read_done(qp, &rx->rresp, IB_WC_WR_FLUSH_ERR, 0);
 	if (rx->tmr) {
 		siw_mr_put(rx->tmr);
 		rx->tmr = NULL;

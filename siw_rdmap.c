@@ -156,8 +156,7 @@ static int siw_rx_terminate(struct siw_qp *qp)
 	}
 	spin_unlock_bh(&qp->orq_lock);
 	if (e)
-		siw_wqe_complete(qp, &w, siw_term_wc_status(ctrl), false, 0, 0,
-				 false);
+		siw_sq_read_done(qp, &w, siw_term_wc_status(ctrl), 0);
 
 	siw_qp_event(qp, siw_term_wc_status(ctrl) == IB_WC_REM_ACCESS_ERR ?
 			 IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_FATAL);
@@ -170,7 +169,7 @@ static int siw_rx_terminate(struct siw_qp *qp)
 static void siw_tx_fail(struct siw_qp *qp, struct siw_wqe *wqe,
 			enum ib_wc_status status)
 {
-	siw_wqe_complete(qp, wqe, status, false, 0, 0, false);
+	siw_sq_complete(qp, wqe, status, 0);
 	siw_qp_event(qp, IB_EVENT_QP_FATAL);
 	siw_qp_to_error(qp);
 }
@@ -303,8 +302,7 @@ static int siw_tx_local_op(struct siw_qp *qp, struct siw_wqe *wqe)
 				     (struct ib_mr *)(uintptr_t)sqe->base_mr,
 				     sqe->rkey & SIW_STAG_KEY_MASK,
 				     (int)sqe->access);
-	siw_wqe_complete(qp, wqe, rv ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS,
-			 false, 0, 0, false);
+	siw_sq_complete(qp, wqe, rv ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS, 0);
 	return rv;
 }
 
@@ -405,8 +403,7 @@ static void siw_tx_fpdu_done(struct siw_qp *qp)
 
 	tx->active = false;
 	if (tx->wqe == &tx->sq_wqe)
-		siw_wqe_complete(qp, &tx->sq_wqe, IB_WC_SUCCESS, false,
-				 tx->msg_len, 0, false);
+		siw_sq_complete(qp, &tx->sq_wqe, IB_WC_SUCCESS, tx->msg_len);
 	else if (tx->wqe == &tx->rresp)
 		siw_wqe_release(&tx->rresp);
 	tx->wqe = NULL;
@@ -837,15 +834,14 @@ static int siw_rx_rresp_done(struct siw_qp *qp)
 	if (!rx->last)
 		return 0;
 	if (w->done != w->bytes) {
-		siw_wqe_complete(qp, w, IB_WC_BAD_RESP_ERR, false, w->done, 0,
-				 false);
+		siw_sq_read_done(qp, w, IB_WC_BAD_RESP_ERR, w->done);
 		return siw_rx_term(qp, TERM_LAYER_DDP, TERM_DDP_ETYPE_TAGGED,
 				   TERM_DDP_T_BASE_BOUNDS,
 				   "Read Response shorter than requested");
 	}
 	if (w->sqe.opcode == SIW_OP_READ_LOCAL_INV && w->sqe.num_sge)
 		siw_mr_invalidate(qp->sdev, w->sqe.sge[0].lkey, qp->pd, false);
-	siw_wqe_complete(qp, w, IB_WC_SUCCESS, false, w->done, 0, false);
+	siw_sq_read_done(qp, w, IB_WC_SUCCESS, w->done);
 	/* a fenced WQE may wait for this */
 	siw_qp_schedule_tx(qp);
 	return 0;

@@ -329,6 +329,18 @@ struct siw_irq_entry {
 	u32 size;
 };
 
+/*
+ * A finished SQ work request whose completion waits for our earlier
+ * Reads: SQ completions are reported in posting order.
+ */
+struct siw_sq_done {
+	u64 id;
+	u32 bytes;
+	u32 read_seq;			/* due once this many Reads are done */
+	u8 opcode;
+	u8 status;
+};
+
 /* Outbound RDMA Read waiting for its response */
 struct siw_orq_entry {
 	struct siw_wqe wqe;
@@ -465,6 +477,11 @@ struct siw_qp {
 	struct siw_orq_entry *orq;
 	u32 orq_put;
 	u32 orq_get;
+	u32 reads_done;			/* Reads completed or flushed */
+	struct siw_sq_done *sq_done;	/* deferred SQ completions */
+	u32 sq_done_size;
+	u32 sq_done_put;
+	u32 sq_done_get;
 
 	/* transmit: serialized by tx_work */
 	struct work_struct tx_work;
@@ -539,6 +556,10 @@ int siw_sqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe, bool flush);
 int siw_rqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe);
 int siw_wqe_resolve(struct siw_qp *qp, struct siw_wqe *wqe, bool recv);
 void siw_wqe_release(struct siw_wqe *wqe);
+void siw_sq_complete(struct siw_qp *qp, struct siw_wqe *wqe,
+		     enum ib_wc_status status, u32 bytes);
+void siw_sq_read_done(struct siw_qp *qp, struct siw_wqe *wqe,
+		      enum ib_wc_status status, u32 bytes);
 void siw_wqe_complete(struct siw_qp *qp, struct siw_wqe *wqe,
 		      enum ib_wc_status status, bool recv, u32 bytes,
 		      u32 inval_stag, bool solicited);
