@@ -2,7 +2,8 @@
 # The demo: install deps, build siw for the stock kernel, boot it, load our
 # module, create siw devices on a veth pair between two network namespaces
 # and show them (rdma link show, ibv_devinfo -v).
-#   scripts/demo.sh            (SIW_DEMO_TRAFFIC=1 also runs the traffic hook)
+#   scripts/demo.sh   (then rping and ib_write_bw between the namespaces;
+#                      SIW_DEMO_TRAFFIC=0 skips the traffic)
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"

@@ -17,24 +17,30 @@ echo "== ibv_devinfo -v -d siw0"
 ibv_devinfo -v -d siw0
 
 # ---------------------------------------------------------------------------
-# TRAFFIC HOOK: rping and ib_write_bw between the two namespaces
-# (h1 10.88.0.1 / siw0  <->  h2 10.88.0.2 / siw1). Enabled with
-# SIW_DEMO_TRAFFIC=1 until the data path is ready; then make it the default.
+# Traffic: rping and ib_write_bw between the two namespaces
+# (h1 10.88.0.1 / siw0  <->  h2 10.88.0.2 / siw1), over rdma_cm.
 # ---------------------------------------------------------------------------
 demo_traffic() {
-	echo "== rping h1 -> h2 (10 x 1000 B)"
-	ip netns exec h2 timeout 60 rping -s -a 10.88.0.2 -C 10 -S 1000 &
-	sleep 2
-	ip netns exec h1 timeout 60 rping -c -a 10.88.0.2 -C 10 -S 1000 -v | tail -n 3
-	wait
+	local rc=0
+	echo "== rping h1 -> h2 (10 x 1000 B, verbose)"
+	ip netns exec h2 timeout 60 rping -s -a 10.88.0.2 -C 10 -S 1000 >/tmp/rping-server.out 2>&1 &
+	wait_for 30 sh -c 'ip netns exec h2 ss -ltn | grep -q ":7174 "' || true
+	ip netns exec h1 timeout 60 rping -c -a 10.88.0.2 -C 10 -S 1000 -v >/tmp/rping-client.out 2>&1 || rc=$?
+	wait || true
+	cut -c1-100 /tmp/rping-client.out | tail -n 3
+	((rc == 0)) || { echo "demo: rping failed (rc=$rc)"; return 1; }
 	echo "== ib_write_bw h1 -> h2 (64 KiB x 200, rdma_cm)"
 	ip netns exec h2 timeout 120 ib_write_bw -d siw1 -R -s 65536 -n 200 >/tmp/bw-server.out 2>&1 &
-	sleep 2
-	ip netns exec h1 timeout 120 ib_write_bw -d siw0 -R -s 65536 -n 200 10.88.0.2
-	wait
+	sleep 4
+	ip netns exec h1 timeout 120 ib_write_bw -d siw0 -R -s 65536 -n 200 10.88.0.2 || rc=$?
+	wait || true
+	((rc == 0)) || { echo "demo: ib_write_bw failed (rc=$rc)"; return 1; }
+	echo "== counters of siw0"
+	rdma stat show link siw0/1
 }
-if [[ ${SIW_DEMO_TRAFFIC:-0} == 1 ]]; then
-	demo_traffic
+demo_rc=0
+if [[ ${SIW_DEMO_TRAFFIC:-1} == 1 ]]; then
+	demo_traffic || demo_rc=1
 fi
 # --------------------------- end of traffic hook ---------------------------
 
@@ -42,3 +48,4 @@ ip netns exec h1 rdma link delete siw0 || true
 ip netns exec h2 rdma link delete siw1 || true
 siw_unload
 echo "== demo done"
+exit "$demo_rc"
