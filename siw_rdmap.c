@@ -34,6 +34,30 @@ static const struct siw_op_info siw_ops[RDMAP_NUM_OPCODES] = {
 	[RDMAP_TERMINATE] = { "Terminate" },
 };
 
+/*
+ * Terminate codes for a failed MR check (RFC 5040 7.2, RFC 5041 7.2):
+ * tagged placement faults are reported by DDP, except rights, which
+ * are RDMAP's; faults of a Read Request's source are all RDMAP's.
+ */
+#define SIW_TERM_AT_RDMAP 0xff
+
+static const struct {
+	const char *why;
+	u8 rdmap;
+	u8 ddp;
+} siw_acc_term[] = {
+	[SIW_ACC_STAG] = { "invalid STag", TERM_RDMAP_INV_STAG,
+			   TERM_DDP_T_INV_STAG },
+	[SIW_ACC_PD] = { "STag of another protection domain",
+			 TERM_RDMAP_STAG_PD, TERM_DDP_T_STAG_NOT_ASSOC },
+	[SIW_ACC_RIGHTS] = { "access rights violation", TERM_RDMAP_ACCESS,
+			     SIW_TERM_AT_RDMAP },
+	[SIW_ACC_BOUNDS] = { "base or bounds violation",
+			     TERM_RDMAP_BASE_BOUNDS, TERM_DDP_T_BASE_BOUNDS },
+	[SIW_ACC_WRAP] = { "tagged offset wraps", TERM_RDMAP_TO_WRAP,
+			   TERM_DDP_T_TO_WRAP },
+};
+
 /* --------------------------------------------------------- Terminate */
 
 /**
@@ -202,10 +226,7 @@ static int siw_tx_start_rresp(struct siw_qp *qp)
 				siw_mr_put(mr);
 			siw_term_set(qp, TERM_LAYER_RDMAP,
 				     TERM_RDMAP_ETYPE_REMOTE_PROT,
-				     err == SIW_ACC_RIGHTS ? TERM_RDMAP_ACCESS :
-				     err == SIW_ACC_BOUNDS ?
-				     TERM_RDMAP_BASE_BOUNDS : TERM_RDMAP_INV_STAG,
-				     NULL, 0);
+				     siw_acc_term[err].rdmap, NULL, 0);
 			return -EPROTO;
 		}
 		tx->rresp.sqe.num_sge = 1;
@@ -540,29 +561,15 @@ static int siw_rx_term(struct siw_qp *qp, unsigned int layer,
 	return -EPROTO;
 }
 
-/* Map a failed MR check on a tagged buffer to its Terminate codes. */
-static int siw_rx_tagged_err(struct siw_qp *qp, int err)
+static int siw_rx_access_err(struct siw_qp *qp, int err, bool tagged)
 {
-	switch (err) {
-	case SIW_ACC_STAG:
+	if (err <= SIW_ACC_OK || err >= ARRAY_SIZE(siw_acc_term))
+		err = SIW_ACC_BOUNDS;
+	if (tagged && siw_acc_term[err].ddp != SIW_TERM_AT_RDMAP)
 		return siw_rx_term(qp, TERM_LAYER_DDP, TERM_DDP_ETYPE_TAGGED,
-				   TERM_DDP_T_INV_STAG, "invalid STag");
-	case SIW_ACC_PD:
-		return siw_rx_term(qp, TERM_LAYER_DDP, TERM_DDP_ETYPE_TAGGED,
-				   TERM_DDP_T_STAG_NOT_ASSOC,
-				   "STag of another protection domain");
-	case SIW_ACC_RIGHTS:
-		return siw_rx_term(qp, TERM_LAYER_RDMAP,
-				   TERM_RDMAP_ETYPE_REMOTE_PROT,
-				   TERM_RDMAP_ACCESS, "access rights violation");
-	case SIW_ACC_WRAP:
-		return siw_rx_term(qp, TERM_LAYER_DDP, TERM_DDP_ETYPE_TAGGED,
-				   TERM_DDP_T_TO_WRAP, "tagged offset wraps");
-	default:
-		return siw_rx_term(qp, TERM_LAYER_DDP, TERM_DDP_ETYPE_TAGGED,
-				   TERM_DDP_T_BASE_BOUNDS,
-				   "base or bounds violation");
-	}
+				   siw_acc_term[err].ddp, siw_acc_term[err].why);
+	return siw_rx_term(qp, TERM_LAYER_RDMAP, TERM_RDMAP_ETYPE_REMOTE_PROT,
+			   siw_acc_term[err].rdmap, siw_acc_term[err].why);
 }
 
 static void siw_rx_release_hold(struct siw_qp *qp)
@@ -589,12 +596,12 @@ static int siw_rx_write(struct siw_qp *qp)
 	}
 	mr = siw_mr_lookup(qp->sdev, stag);
 	if (!mr)
-		return siw_rx_tagged_err(qp, SIW_ACC_STAG);
+		return siw_rx_access_err(qp, SIW_ACC_STAG, true);
 	err = siw_mr_check(mr, qp->pd, IB_ACCESS_REMOTE_WRITE, to,
 			   rx->fpdu_payload, true);
 	if (err) {
 		siw_mr_put(mr);
-		return siw_rx_tagged_err(qp, err);
+		return siw_rx_access_err(qp, err, true);
 	}
 	rx->tmr = mr;
 	rx->tva = to;
@@ -640,10 +647,10 @@ static int siw_rx_rresp(struct siw_qp *qp)
 	sink_stag = w->sqe.num_sge ? w->sqe.sge[0].lkey : 0;
 	sink_to = w->sqe.num_sge ? w->sqe.sge[0].laddr : 0;
 	if (stag != sink_stag)
-		return siw_rx_tagged_err(qp, SIW_ACC_STAG);
+		return siw_rx_access_err(qp, SIW_ACC_STAG, true);
 	if (to != sink_to + w->done ||
 	    rx->fpdu_payload > w->bytes - w->done)
-		return siw_rx_tagged_err(qp, SIW_ACC_BOUNDS);
+		return siw_rx_access_err(qp, SIW_ACC_BOUNDS, true);
 	rx->target = w;
 	rx->toff = w->done;
 	return 0;
@@ -734,33 +741,7 @@ static int siw_rx_rreq(struct siw_qp *qp)
 				   size, true);
 		siw_mr_put(mr);
 	}
-	if (!err)
-		return 0;
-
-	switch (err) {
-	case SIW_ACC_RIGHTS:
-		return siw_rx_term(qp, TERM_LAYER_RDMAP,
-				   TERM_RDMAP_ETYPE_REMOTE_PROT,
-				   TERM_RDMAP_ACCESS, "access rights violation");
-	case SIW_ACC_PD:
-		return siw_rx_term(qp, TERM_LAYER_RDMAP,
-				   TERM_RDMAP_ETYPE_REMOTE_PROT,
-				   TERM_RDMAP_STAG_PD,
-				   "STag of another protection domain");
-	case SIW_ACC_STAG:
-		return siw_rx_term(qp, TERM_LAYER_RDMAP,
-				   TERM_RDMAP_ETYPE_REMOTE_PROT,
-				   TERM_RDMAP_INV_STAG, "invalid STag");
-	case SIW_ACC_WRAP:
-		return siw_rx_term(qp, TERM_LAYER_RDMAP,
-				   TERM_RDMAP_ETYPE_REMOTE_PROT,
-				   TERM_RDMAP_TO_WRAP, "tagged offset wraps");
-	default:
-		return siw_rx_term(qp, TERM_LAYER_RDMAP,
-				   TERM_RDMAP_ETYPE_REMOTE_PROT,
-				   TERM_RDMAP_BASE_BOUNDS,
-				   "base or bounds violation");
-	}
+	return err ? siw_rx_access_err(qp, err, false) : 0;
 }
 
 /**
