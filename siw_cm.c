@@ -705,7 +705,6 @@ static int siw_cep_recv(struct siw_cep *cep, void *buf, size_t len)
  */
 static int siw_cep_rx_frame(struct siw_cep *cep, bool request)
 {
-	const char *key = request ? MPA_KEY_REQ : MPA_KEY_REP;
 	const u32 hlen = sizeof(struct mpa_rr);
 	u32 want;
 	void *buf;
@@ -734,12 +733,13 @@ static int siw_cep_rx_frame(struct siw_cep *cep, bool request)
 		cep->rx_have += rv;
 		if (cep->rx_have != hlen)
 			continue;
-		if (memcmp(cep->rx_hdr.key, key, MPA_KEY_SIZE)) {
+		rv = siw_mpa_hdr_check(&cep->rx_hdr, request);
+		if (rv == -EBADMSG) {
 			siw_warn(cep->sdev, "peer %pISpc sent no valid MPA %s frame\n",
 				 &cep->raddr, request ? "request" : "reply");
 			return -EPROTO;
 		}
-		if (be16_to_cpu(cep->rx_hdr.pd_len) > MPA_MAX_PRIVDATA) {
+		if (rv) {
 			siw_warn(cep->sdev,
 				 "peer %pISpc sent MPA private data length %u > %u\n",
 				 &cep->raddr, be16_to_cpu(cep->rx_hdr.pd_len),
@@ -878,65 +878,49 @@ static void siw_cep_got_reply(struct siw_cep *cep)
 {
 	struct siw_llp_params p = { .sock = cep->sock, .cep = cep };
 	struct siw_device *sdev = cep->sdev;
-	u16 bits = be16_to_cpu(cep->rx_hdr.bits);
-	u16 pd_len = be16_to_cpu(cep->rx_hdr.pd_len);
-	u8 rev = bits & MPA_REV_MASK;
 	u32 ird = cep->ird, ord = cep->ord;
-	bool peer_crc = bits & MPA_FLAG_CRC;
-	u8 *pd = cep->rx_pd;
-	struct mpa_v2_data v2;
-	bool have_v2 = false;
+	struct siw_mpa_info mi;
+	u8 *pd;
 	int rv;
 
-	if (rev < MPA_REVISION_1 || rev > cep->rev) {
-		siw_warn(sdev, "peer %pISpc replied with MPA revision %u to our %u\n",
-			 &cep->raddr, rev, cep->rev);
+	rv = siw_mpa_decode(&cep->rx_hdr, cep->rx_pd, &mi);
+	if (rv || mi.rev > cep->rev) {
+		siw_warn(sdev, "peer %pISpc replied with MPA revision %u%s to our %u\n",
+			 &cep->raddr, mi.rev,
+			 mi.rev == MPA_REVISION_2 ? " without IRD/ORD" : "",
+			 cep->rev);
 		siw_cep_fail_connect(cep, -EPROTO, NULL, 0, true);
 		return;
 	}
-	if (rev == MPA_REVISION_2 && (bits & MPA_FLAG_ENHANCED)) {
-		if (pd_len < sizeof(v2)) {
-			siw_warn(sdev, "peer %pISpc sent MPA v2 reply without IRD/ORD\n",
-				 &cep->raddr);
-			siw_cep_fail_connect(cep, -EPROTO, NULL, 0, true);
-			return;
-		}
-		memcpy(&v2, pd, sizeof(v2));
-		have_v2 = true;
-		pd += sizeof(v2);
-		pd_len -= sizeof(v2);
-	}
-	if (bits & MPA_FLAG_REJECT) {
+	pd = cep->rx_pd + mi.ulp_off;
+	if (mi.reject) {
 		siw_warn(sdev, "peer %pISpc rejected the connection\n",
 			 &cep->raddr);
-		siw_cep_fail_connect(cep, -ECONNREFUSED, pd, pd_len, false);
+		siw_cep_fail_connect(cep, -ECONNREFUSED, pd, mi.ulp_len, false);
 		return;
 	}
-	if (bits & MPA_FLAG_MARKERS) {
+	if (mi.markers) {
 		siw_warn(sdev, "peer %pISpc requests MPA markers, not supported\n",
 			 &cep->raddr);
 		siw_cep_fail_connect(cep, -EPROTO, NULL, 0, true);
 		return;
 	}
-	if (READ_ONCE(mpa_crc_strict) && peer_crc != cep->crc) {
+	rv = siw_mpa_crc_decide(cep->crc, mi.crc, READ_ONCE(mpa_crc_strict));
+	if (rv < 0) {
 		siw_warn(sdev, "peer %pISpc: MPA CRC %s, local policy requires %s\n",
-			 &cep->raddr, peer_crc ? "on" : "off",
+			 &cep->raddr, mi.crc ? "on" : "off",
 			 cep->crc ? "on" : "off");
 		siw_cep_fail_connect(cep, -ECONNREFUSED, NULL, 0, true);
 		return;
 	}
-	p.crc = cep->crc || peer_crc;
+	p.crc = rv;
 
-	if (have_v2) {
-		u16 vird = be16_to_cpu(v2.ird), vord = be16_to_cpu(v2.ord);
-
-		ord = min_t(u32, ord, vird & MPA_V2_IRD_ORD_MASK);
-		ird = min_t(u32, max_t(u32, ird, vord & MPA_V2_IRD_ORD_MASK),
-			    SIW_MAX_IRD);
-		if (cep->p2p && (vird & MPA_V2_PEER_TO_PEER)) {
-			if (vord & MPA_V2_RTR_WRITE) {
+	if (mi.v2) {
+		siw_mpa_initiator_irdord(&ird, &ord, mi.ird, mi.ord);
+		if (cep->p2p && (mi.ird_bits & MPA_V2_PEER_TO_PEER)) {
+			if (mi.ord_bits & MPA_V2_RTR_WRITE) {
 				p.rtr_send = RDMAP_WRITE;
-			} else if (vord & MPA_V2_RTR_READ) {
+			} else if (mi.ord_bits & MPA_V2_RTR_READ) {
 				p.rtr_send = RDMAP_READ_REQ;
 			} else {
 				siw_warn(sdev, "peer %pISpc chose an RTR type we did not offer\n",
@@ -970,7 +954,7 @@ static void siw_cep_got_reply(struct siw_cep *cep)
 	cep->ev_ird = ird;
 	cep->ev_ord = ord;
 	rv = siw_cep_event(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY, 0,
-			   pd, pd_len);
+			   pd, mi.ulp_len);
 	if (rv) {
 		siw_err(sdev, "iw_cm refused CONNECT_REPLY for %pISpc: %d\n",
 			&cep->raddr, rv);
@@ -981,7 +965,7 @@ static void siw_cep_got_reply(struct siw_cep *cep)
 	cep->cm_open = true;
 	siw_stat_inc(sdev, SIW_STAT_CONN_ACTIVE);
 	siw_dbg(sdev, "QP %u connected to %pISpc, rev %u crc %d ird %u ord %u rtr %d\n",
-		qp_id(cep->qp), &cep->raddr, rev, p.crc, ird, ord,
+		qp_id(cep->qp), &cep->raddr, mi.rev, p.crc, ird, ord,
 		p.rtr_enable);
 }
 
@@ -1170,58 +1154,47 @@ fail:
 static void siw_cep_got_request(struct siw_cep *cep)
 {
 	struct siw_device *sdev = cep->sdev;
-	u16 bits = be16_to_cpu(cep->rx_hdr.bits);
-	u16 pd_len = be16_to_cpu(cep->rx_hdr.pd_len);
 	bool want_crc = READ_ONCE(mpa_crc_required);
-	bool peer_crc = bits & MPA_FLAG_CRC;
-	u8 rev = bits & MPA_REV_MASK;
+	struct siw_mpa_info mi;
 	struct siw_listener *l;
-	u8 *pd = cep->rx_pd;
+	u8 *pd;
 	int rv;
 
-	if (rev != MPA_REVISION_1 && rev != MPA_REVISION_2) {
-		siw_warn(sdev, "peer %pISpc requests unsupported MPA revision %u\n",
-			 &cep->raddr, rev);
+	if (siw_mpa_decode(&cep->rx_hdr, cep->rx_pd, &mi)) {
+		siw_warn(sdev, "peer %pISpc sent an MPA request of revision %u%s\n",
+			 &cep->raddr, mi.rev,
+			 mi.rev == MPA_REVISION_2 ? " without IRD/ORD" :
+						    ", not supported");
 		goto drop;
 	}
 	/* answer in the peer's revision unless we are limited to 1 */
-	cep->rev = rev == MPA_REVISION_2 && READ_ONCE(mpa_rev) == 2 ?
+	cep->rev = mi.rev == MPA_REVISION_2 && READ_ONCE(mpa_rev) == 2 ?
 		   MPA_REVISION_2 : MPA_REVISION_1;
 	cep->peer_ird = SIW_MAX_IRD;
 	cep->peer_ord = SIW_MAX_ORD;
-	if (rev == MPA_REVISION_2 && (bits & MPA_FLAG_ENHANCED)) {
-		struct mpa_v2_data v2;
-		u16 vird, vord;
-
-		if (pd_len < sizeof(v2)) {
-			siw_warn(sdev, "peer %pISpc sent MPA v2 request without IRD/ORD\n",
-				 &cep->raddr);
-			goto drop;
-		}
-		memcpy(&v2, pd, sizeof(v2));
-		vird = be16_to_cpu(v2.ird);
-		vord = be16_to_cpu(v2.ord);
-		cep->peer_ird = vird & MPA_V2_IRD_ORD_MASK;
-		cep->peer_ord = vord & MPA_V2_IRD_ORD_MASK;
-		cep->p2p = vird & MPA_V2_PEER_TO_PEER;
-		cep->offer_ird = vird & MPA_V2_RTR_ZERO_SEND;
-		cep->offer_ord = vord & (MPA_V2_RTR_WRITE | MPA_V2_RTR_READ);
+	if (mi.v2) {
+		cep->peer_ird = mi.ird;
+		cep->peer_ord = mi.ord;
+		cep->p2p = mi.ird_bits & MPA_V2_PEER_TO_PEER;
+		cep->offer_ird = mi.ird_bits & MPA_V2_RTR_ZERO_SEND;
+		cep->offer_ord = mi.ord_bits & (MPA_V2_RTR_WRITE |
+						MPA_V2_RTR_READ);
 		cep->v2 = cep->rev == MPA_REVISION_2;
-		pd += sizeof(v2);
-		pd_len -= sizeof(v2);
 	}
-	if (bits & MPA_FLAG_MARKERS) {
+	pd = cep->rx_pd + mi.ulp_off;
+	if (mi.markers) {
 		siw_warn(sdev, "peer %pISpc requests MPA markers, not supported\n",
 			 &cep->raddr);
 		goto refuse;
 	}
-	if (READ_ONCE(mpa_crc_strict) && peer_crc != want_crc) {
+	rv = siw_mpa_crc_decide(want_crc, mi.crc, READ_ONCE(mpa_crc_strict));
+	if (rv < 0) {
 		siw_warn(sdev, "peer %pISpc: MPA CRC %s, local policy requires %s\n",
-			 &cep->raddr, peer_crc ? "on" : "off",
+			 &cep->raddr, mi.crc ? "on" : "off",
 			 want_crc ? "on" : "off");
 		goto refuse;
 	}
-	cep->crc = peer_crc || want_crc;
+	cep->crc = rv;
 	cep->ev_ird = min_t(u16, cep->peer_ird, SIW_MAX_IRD);
 	cep->ev_ord = min_t(u16, cep->peer_ord, SIW_MAX_ORD);
 
@@ -1233,7 +1206,7 @@ static void siw_cep_got_request(struct siw_cep *cep)
 		goto drop;
 	}
 	rv = siw_cep_event(cep, l->cm_id, IW_CM_EVENT_CONNECT_REQUEST, 0,
-			   pd, pd_len);
+			   pd, mi.ulp_len);
 	if (!rv) {
 		/* from here on iw_cm's child id owns the request */
 		list_del_init(&cep->lnode);

@@ -11,6 +11,7 @@
 #include <linux/uio.h>
 #include <linux/crc32c.h>
 #include <net/tcp.h>
+#include <kunit/visibility.h>
 
 #include "siw.h"
 
@@ -317,3 +318,100 @@ int siw_tx_fpdu_send(struct siw_qp *qp, bool more)
 	siw_stat_inc(qp->sdev, SIW_STAT_TX_FPDU);
 	return 0;
 }
+
+/* ------------------------------------------------ connection setup */
+
+/**
+ * siw_mpa_hdr_check - sanity of a received MPA request or reply header
+ * @rr: the 20 byte header
+ * @request: a request is expected (else a reply)
+ *
+ * Return: 0, -EBADMSG for a wrong key, -EMSGSIZE for private data longer
+ * than RFC 5044 allows.
+ */
+int siw_mpa_hdr_check(const struct mpa_rr *rr, bool request)
+{
+	if (memcmp(rr->key, request ? MPA_KEY_REQ : MPA_KEY_REP, MPA_KEY_SIZE))
+		return -EBADMSG;
+	if (be16_to_cpu(rr->pd_len) > MPA_MAX_PRIVDATA)
+		return -EMSGSIZE;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(siw_mpa_hdr_check);
+
+/**
+ * siw_mpa_decode - decode a checked MPA request/reply and its private data
+ * @rr: header (passed siw_mpa_hdr_check())
+ * @pd: its private data, be16_to_cpu(rr->pd_len) bytes
+ * @mi: decoded flags, RFC 6581 IRD/ORD and where the ULP's data is
+ *
+ * Return: 0, or -EPROTO for an unknown revision or a revision 2 frame
+ * announcing IRD/ORD without carrying them.
+ */
+int siw_mpa_decode(const struct mpa_rr *rr, const u8 *pd,
+		   struct siw_mpa_info *mi)
+{
+	u16 bits = be16_to_cpu(rr->bits);
+	u16 len = be16_to_cpu(rr->pd_len);
+
+	memset(mi, 0, sizeof(*mi));
+	mi->rev = bits & MPA_REV_MASK;
+	mi->crc = bits & MPA_FLAG_CRC;
+	mi->markers = bits & MPA_FLAG_MARKERS;
+	mi->reject = bits & MPA_FLAG_REJECT;
+	mi->ulp_len = len;
+	if (mi->rev != MPA_REVISION_1 && mi->rev != MPA_REVISION_2)
+		return -EPROTO;
+	/* Linux siw marks its revision 2 frames; RFC 6581 peers need not */
+	if (mi->rev == MPA_REVISION_2 && (bits & MPA_FLAG_ENHANCED)) {
+		struct mpa_v2_data v2;
+
+		if (len < sizeof(v2))
+			return -EPROTO;
+		memcpy(&v2, pd, sizeof(v2));
+		mi->v2 = true;
+		mi->ird_bits = be16_to_cpu(v2.ird);
+		mi->ord_bits = be16_to_cpu(v2.ord);
+		mi->ird = mi->ird_bits & MPA_V2_IRD_ORD_MASK;
+		mi->ord = mi->ord_bits & MPA_V2_IRD_ORD_MASK;
+		mi->ulp_off = sizeof(v2);
+		mi->ulp_len = len - sizeof(v2);
+	}
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(siw_mpa_decode);
+
+/**
+ * siw_mpa_crc_decide - whether a connection uses MPA CRC
+ * @local: our policy asks for CRC (mpa_crc_required)
+ * @peer: the peer's frame asks for CRC
+ * @strict: the two must agree (mpa_crc_strict)
+ *
+ * Return: 1 (CRC on), 0 (off) or -ECONNREFUSED.
+ */
+int siw_mpa_crc_decide(bool local, bool peer, bool strict)
+{
+	if (strict && local != peer)
+		return -ECONNREFUSED;
+	return local || peer;
+}
+EXPORT_SYMBOL_IF_KUNIT(siw_mpa_crc_decide);
+
+/**
+ * siw_mpa_initiator_irdord - initiator's IRD/ORD after the reply
+ * @ird: in: what we offered; out: inbound Reads we provide for
+ * @ord: in: what we offered; out: Reads we may have outstanding
+ * @peer_ird: responder's IRD from the reply
+ * @peer_ord: responder's ORD from the reply
+ *
+ * RFC 6581 3.2: our ORD may not exceed the responder's IRD. The
+ * responder's ORD is what it will issue at us; our IRD grows to hold it
+ * (up to SIW_MAX_IRD), so a responder that kept a larger ORD than we
+ * offered costs memory rather than a broken connection.
+ */
+void siw_mpa_initiator_irdord(u32 *ird, u32 *ord, u32 peer_ird, u32 peer_ord)
+{
+	*ord = min(*ord, peer_ird);
+	*ird = min_t(u32, max(*ird, peer_ord), SIW_MAX_IRD);
+}
+EXPORT_SYMBOL_IF_KUNIT(siw_mpa_initiator_irdord);

@@ -579,6 +579,27 @@ int siw_tx_fpdu_payload(struct siw_qp *qp, u32 seg_max);
 void siw_tx_fpdu_seal(struct siw_qp *qp);
 int siw_tx_fpdu_send(struct siw_qp *qp, bool more);
 
+/* MPA connection setup, decoded (siw_mpa.c, used by siw_cm.c) */
+struct siw_mpa_info {
+	u8 rev;
+	bool crc;
+	bool markers;
+	bool reject;
+	bool v2;			/* RFC 6581 IRD/ORD block present */
+	u16 ird;			/* IRD/ORD values ... */
+	u16 ord;
+	u16 ird_bits;			/* ... and the raw fields with flags */
+	u16 ord_bits;
+	u16 ulp_off;			/* ULP private data in the frame's */
+	u16 ulp_len;
+};
+
+int siw_mpa_hdr_check(const struct mpa_rr *rr, bool request);
+int siw_mpa_decode(const struct mpa_rr *rr, const u8 *pd,
+		   struct siw_mpa_info *mi);
+int siw_mpa_crc_decide(bool local, bool peer, bool strict);
+void siw_mpa_initiator_irdord(u32 *ird, u32 *ord, u32 peer_ird, u32 peer_ord);
+
 /* siw_ddp.c: segments, placement */
 unsigned int siw_ddp_hdr_len(unsigned int op);
 u32 siw_tx_seg_max(struct siw_qp *qp, unsigned int op);

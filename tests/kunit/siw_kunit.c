@@ -240,11 +240,116 @@ static void siw_test_mr_bounds(struct kunit *test)
 			SIW_ACC_STAG);
 }
 
+/* -------------------------------------------------- MPA negotiation */
+
+static void siw_mk_rr(struct mpa_rr *rr, const char *key, u16 bits,
+		      u16 pd_len)
+{
+	memcpy(rr->key, key, MPA_KEY_SIZE);
+	rr->bits = cpu_to_be16(bits);
+	rr->pd_len = cpu_to_be16(pd_len);
+}
+
+static void siw_test_mpa_hdr_check(struct kunit *test)
+{
+	struct mpa_rr rr;
+
+	siw_mk_rr(&rr, MPA_KEY_REQ, MPA_REVISION_2, 0);
+	KUNIT_EXPECT_EQ(test, siw_mpa_hdr_check(&rr, true), 0);
+	KUNIT_EXPECT_EQ(test, siw_mpa_hdr_check(&rr, false), -EBADMSG);
+	siw_mk_rr(&rr, MPA_KEY_REP, MPA_REVISION_1, MPA_MAX_PRIVDATA);
+	KUNIT_EXPECT_EQ(test, siw_mpa_hdr_check(&rr, false), 0);
+	siw_mk_rr(&rr, MPA_KEY_REP, MPA_REVISION_1, MPA_MAX_PRIVDATA + 1);
+	KUNIT_EXPECT_EQ(test, siw_mpa_hdr_check(&rr, false), -EMSGSIZE);
+	siw_mk_rr(&rr, "MPA ID Req Fram!", MPA_REVISION_1, 0);
+	KUNIT_EXPECT_EQ(test, siw_mpa_hdr_check(&rr, true), -EBADMSG);
+}
+
+static void siw_test_mpa_decode(struct kunit *test)
+{
+	/* IRD 16 + peer-to-peer, ORD 8 + Write RTR, then 3 ULP bytes */
+	static const u8 pd[] = { 0x80, 0x10, 0x80, 0x08, 'a', 'b', 'c' };
+	struct siw_mpa_info mi;
+	struct mpa_rr rr;
+
+	siw_mk_rr(&rr, MPA_KEY_REQ, MPA_FLAG_CRC | MPA_FLAG_ENHANCED |
+		  MPA_REVISION_2, sizeof(pd));
+	KUNIT_ASSERT_EQ(test, siw_mpa_decode(&rr, pd, &mi), 0);
+	KUNIT_EXPECT_EQ(test, mi.rev, MPA_REVISION_2);
+	KUNIT_EXPECT_TRUE(test, mi.crc);
+	KUNIT_EXPECT_FALSE(test, mi.markers);
+	KUNIT_EXPECT_TRUE(test, mi.v2);
+	KUNIT_EXPECT_EQ(test, mi.ird, 16);
+	KUNIT_EXPECT_EQ(test, mi.ord, 8);
+	KUNIT_EXPECT_TRUE(test, mi.ird_bits & MPA_V2_PEER_TO_PEER);
+	KUNIT_EXPECT_TRUE(test, mi.ord_bits & MPA_V2_RTR_WRITE);
+	KUNIT_EXPECT_EQ(test, mi.ulp_off, 4);
+	KUNIT_EXPECT_EQ(test, mi.ulp_len, 3);
+
+	/* revision 1: all private data is the ULP's */
+	siw_mk_rr(&rr, MPA_KEY_REP, MPA_FLAG_MARKERS | MPA_FLAG_REJECT |
+		  MPA_REVISION_1, sizeof(pd));
+	KUNIT_ASSERT_EQ(test, siw_mpa_decode(&rr, pd, &mi), 0);
+	KUNIT_EXPECT_TRUE(test, mi.markers);
+	KUNIT_EXPECT_TRUE(test, mi.reject);
+	KUNIT_EXPECT_FALSE(test, mi.v2);
+	KUNIT_EXPECT_EQ(test, mi.ulp_off, 0);
+	KUNIT_EXPECT_EQ(test, mi.ulp_len, sizeof(pd));
+
+	/* revision 2 announcing IRD/ORD without room for them */
+	siw_mk_rr(&rr, MPA_KEY_REQ, MPA_FLAG_ENHANCED | MPA_REVISION_2, 2);
+	KUNIT_EXPECT_EQ(test, siw_mpa_decode(&rr, pd, &mi), -EPROTO);
+	/* unknown revisions */
+	siw_mk_rr(&rr, MPA_KEY_REQ, 0, 0);
+	KUNIT_EXPECT_EQ(test, siw_mpa_decode(&rr, pd, &mi), -EPROTO);
+	siw_mk_rr(&rr, MPA_KEY_REQ, 3, 0);
+	KUNIT_EXPECT_EQ(test, siw_mpa_decode(&rr, pd, &mi), -EPROTO);
+}
+
+static void siw_test_mpa_crc_decide(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, siw_mpa_crc_decide(false, false, false), 0);
+	KUNIT_EXPECT_EQ(test, siw_mpa_crc_decide(false, true, false), 1);
+	KUNIT_EXPECT_EQ(test, siw_mpa_crc_decide(true, false, false), 1);
+	KUNIT_EXPECT_EQ(test, siw_mpa_crc_decide(true, true, true), 1);
+	KUNIT_EXPECT_EQ(test, siw_mpa_crc_decide(false, false, true), 0);
+	KUNIT_EXPECT_EQ(test, siw_mpa_crc_decide(true, false, true),
+			-ECONNREFUSED);
+	KUNIT_EXPECT_EQ(test, siw_mpa_crc_decide(false, true, true),
+			-ECONNREFUSED);
+}
+
+static void siw_test_mpa_irdord(struct kunit *test)
+{
+	u32 ird = 16, ord = 16;
+
+	/* ORD limited by the responder's IRD; IRD covers its ORD */
+	siw_mpa_initiator_irdord(&ird, &ord, 4, 32);
+	KUNIT_EXPECT_EQ(test, ord, 4U);
+	KUNIT_EXPECT_EQ(test, ird, 32U);
+
+	ird = 8;
+	ord = 2;
+	siw_mpa_initiator_irdord(&ird, &ord, 100, 1);
+	KUNIT_EXPECT_EQ(test, ord, 2U);
+	KUNIT_EXPECT_EQ(test, ird, 8U);
+
+	ird = 1;
+	ord = 1;
+	siw_mpa_initiator_irdord(&ird, &ord, 0, 0x3fff);
+	KUNIT_EXPECT_EQ(test, ord, 0U);
+	KUNIT_EXPECT_EQ(test, ird, (u32)SIW_MAX_IRD);
+}
+
 static struct kunit_case siw_mpa_cases[] = {
 	KUNIT_CASE(siw_test_mpa_pad),
 	KUNIT_CASE(siw_test_crc32c_vectors),
 	KUNIT_CASE(siw_test_crc32c_incremental),
 	KUNIT_CASE(siw_test_segmentation),
+	KUNIT_CASE(siw_test_mpa_hdr_check),
+	KUNIT_CASE(siw_test_mpa_decode),
+	KUNIT_CASE(siw_test_mpa_crc_decide),
+	KUNIT_CASE(siw_test_mpa_irdord),
 	{}
 };
 
