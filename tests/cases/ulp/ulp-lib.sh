@@ -338,7 +338,8 @@ ulp_fio_check() {
 # ---- NFS -------------------------------------------------------------------
 NFS_RDMA_PORT=20049
 NFS_EXPORT=/srv/siw-ulp-export
-# nfs_server_up: tmpfs export $NFS_EXPORT (fsid 77), rpcbind, mountd, nfsd
+# nfs_server_up: tmpfs export $NFS_EXPORT (fsid=0: also the NFSv4 root "/",
+# the guest's overlay root cannot serve as the v4 pseudo root), rpcbind, mountd, nfsd
 # with an RDMA listener on $NFS_RDMA_PORT (via /proc/fs/nfsd/portlist)
 nfs_server_up() {
 	need_cmd rpc.nfsd exportfs rpc.mountd rpcbind
@@ -351,7 +352,7 @@ nfs_server_up() {
 	mountpoint -q /var/lib/nfs/rpc_pipefs || mount -t rpc_pipefs sunrpc /var/lib/nfs/rpc_pipefs 2>/dev/null || true
 	pgrep -x rpcbind >/dev/null || rpcbind -w || fail "rpcbind failed"
 	: >/etc/exports
-	exportfs -o rw,no_root_squash,insecure,no_subtree_check,fsid=77 "*:$NFS_EXPORT" ||
+	exportfs -o rw,no_root_squash,insecure,no_subtree_check,fsid=0 "*:$NFS_EXPORT" ||
 		fail "exportfs failed"
 	pgrep -x rpc.mountd >/dev/null || rpc.mountd || fail "rpc.mountd failed"
 	# short v4 grace/lease so a fresh server accepts OPENs quickly
@@ -383,21 +384,94 @@ nfs_mount() {
 	opts=proto=rdma,port=$NFS_RDMA_PORT,vers=$vers,hard,timeo=600,retrans=2
 	[[ $vers == 3 ]] && opts+=,nolock
 	on_exit "umount -f $mnt"
-	out=$(timeout 120 mount -t nfs -o "$opts" "$srv:$NFS_EXPORT" "$mnt" 2>&1) || rc=$?
-	((rc == 0)) || ulp_fail "mount -t nfs -o $opts $srv:$NFS_EXPORT failed (rc=$rc): $out"
+	local path=$NFS_EXPORT
+	[[ $vers == 4* ]] && path=/ # fsid=0 export is the v4 root
+	out=$(timeout 120 mount -t nfs -o "$opts" "$srv:$path" "$mnt" 2>&1) || rc=$?
+	((rc == 0)) || ulp_fail "mount -t nfs -o $opts $srv:$path failed (rc=$rc): $out"
 	local m
 	m=$(awk -v d="$mnt" '$2 == d' /proc/mounts)
 	[[ $m == *proto=rdma* ]] || ulp_fail "$mnt is not an rdma mount: $m"
 	[[ $m == *vers=$vers* ]] || ulp_fail "$mnt: wrong version: $m"
-	grep -A3 "mounted on $mnt with" /proc/self/mountstats | grep -q 'xprt:[[:space:]]*rdma' ||
-		ulp_fail "$mnt: mountstats shows no rdma xprt"
-	info "mounted $srv:$NFS_EXPORT on $mnt ($opts)"
+	awk -v d="$mnt" '$1 == "device" { on = ($5 == d) } on' /proc/self/mountstats |
+		grep -qE '^[[:space:]]*xprt:[[:space:]]+rdma' ||
+		ulp_fail "$mnt: mountstats shows no rdma xprt: $(grep -A30 "mounted on $mnt " /proc/self/mountstats | grep xprt)"
+	info "mounted $srv:$path on $mnt ($opts)"
 }
-# nfs_sizes: file sizes for the NFS data checks (bytes)
+# nfs_sizes: file sizes for the NFS data checks (bytes): 0 B .. $NFS_MAX
+# (default 16 MiB, 2 MiB on the debug kernel; cases raise it for one pass)
 nfs_sizes() {
-	if is_debug_kernel; then
-		echo 0 1 511 4096 65537 1048579 4194304
-	else
-		echo 0 1 511 4096 65537 1048579 16777216 67108864
-	fi
+	local max=${NFS_MAX:-$(scale 16777216 2097152)}
+	echo 0 1 511 4096 65537 1048579 "$max"
+}
+# nfs_files_write DIR TAG: create the test files (sizes from nfs_sizes,
+# content ulp_pattern seeded with TAG-SIZE) in DIR via cp; the reference
+# copies stay in $TMPD/ref-TAG/
+nfs_files_write() {
+	local dir=$1 tag=$2 sz
+	mkdir -p "$TMPD/ref-$tag"
+	for sz in $(nfs_sizes); do
+		ulp_pattern "$TMPD/ref-$tag/f$sz" "$sz" "$tag-$sz"
+		sha256sum <"$TMPD/ref-$tag/f$sz" >"$TMPD/ref-$tag/f$sz.sha"
+		cp "$TMPD/ref-$tag/f$sz" "$dir/f$sz" || ulp_fail "cp f$sz ($sz bytes) to $dir failed"
+	done
+	sync -f "$dir" 2>/dev/null || sync
+}
+# nfs_files_check DIR TAG [SUFFIX]: every file in DIR (name f<size><SUFFIX>)
+# has its size and the sha256 of the reference
+nfs_files_check() {
+	local dir=$1 tag=$2 sfx=${3:-} sz a b
+	for sz in $(nfs_sizes); do
+		[[ -f $dir/f$sz$sfx ]] || ulp_fail "$dir/f$sz$sfx missing"
+		[[ $(stat -c %s "$dir/f$sz$sfx") == "$sz" ]] || ulp_fail "$dir/f$sz$sfx: size $(stat -c %s "$dir/f$sz$sfx") != $sz"
+		a=$(sha256sum <"$dir/f$sz$sfx") b=$(<"$TMPD/ref-$tag/f$sz.sha")
+		[[ $a == "$b" ]] || ulp_fail "$dir/f$sz$sfx: sha256 differs from the reference ($sz bytes)"
+	done
+}
+# nfs_files_check_direct DIR TAG: read the files back with O_DIRECT (the
+# page cache cannot answer) and compare
+nfs_files_check_direct() {
+	local dir=$1 tag=$2 sz
+	for sz in $(nfs_sizes); do
+		((sz > 0)) || continue
+		cmp <(dd if="$dir/f$sz" bs=1M iflag=direct status=none) "$TMPD/ref-$tag/f$sz" >/dev/null ||
+			ulp_fail "O_DIRECT read of $dir/f$sz differs from the reference"
+	done
+}
+# nfs_client_exercise MNT TAG [SERVER_DIR]: write, (server-side check), drop
+# caches + read back (buffered and O_DIRECT), rename, delete, mkdir/rmdir
+nfs_client_exercise() {
+	local mnt=$1 tag=$2 sdir=${3:-} sz t0=$SECONDS tl=''
+	local d=$mnt/$tag
+	mkdir "$d" || ulp_fail "mkdir $d on NFS failed"
+	nfs_files_write "$d" "$tag"
+	tl+=" write:$((SECONDS - t0))s"
+	[[ -z $sdir ]] || nfs_files_check "$sdir/$tag" "$tag"
+	echo 3 >/proc/sys/vm/drop_caches
+	t0=$SECONDS
+	nfs_files_check "$d" "$tag"
+	tl+=" read:$((SECONDS - t0))s"
+	t0=$SECONDS
+	nfs_files_check_direct "$d" "$tag"
+	tl+=" read-direct:$((SECONDS - t0))s"
+	t0=$SECONDS
+	for sz in $(nfs_sizes); do
+		mv "$d/f$sz" "$d/f$sz.renamed" || ulp_fail "rename f$sz on NFS failed"
+	done
+	[[ -z $sdir ]] || nfs_files_check "$sdir/$tag" "$tag" .renamed
+	for sz in $(nfs_sizes); do
+		[[ ! -e $d/f$sz && -e $d/f$sz.renamed ]] || ulp_fail "$d/f$sz: rename not visible"
+		rm "$d/f$sz.renamed" || ulp_fail "rm f$sz.renamed on NFS failed"
+	done
+	rmdir "$d" || ulp_fail "rmdir $d failed (not empty? $(ls -la "$d"))"
+	[[ ! -e $d ]] || ulp_fail "$d still exists after rmdir"
+	[[ -z $sdir || ! -e $sdir/$tag ]] || ulp_fail "server still has $sdir/$tag after rmdir"
+	tl+=" rename+rm:$((SECONDS - t0))s"
+	info "$tag: $(nfs_sizes | wc -w) files, max $(nfs_sizes | tr ' ' '\n' | tail -n1) B:$tl"
+}
+# nfs_umount MNT: unmount (bounded), must be gone
+nfs_umount() {
+	local out rc=0
+	out=$(timeout 60 umount "$1" 2>&1) || rc=$?
+	((rc == 0)) || ulp_fail "umount $1 failed (rc=$rc): $out"
+	! mountpoint -q "$1" || ulp_fail "$1 still mounted"
 }
