@@ -90,25 +90,37 @@ tests=(
 	"read_lat_64 ib_read_lat 64 $(sc 1000) lat"
 )
 port=19100
-# perf IMPL DEV1 DEV2
+# perf IMPL DEV1 DEV2 [NS1 NS2 SERVER_IP]: server (DEV2) in NS2, client
+# (DEV1) in NS1. An implementation whose first two runs fail is given up.
 bench_perf() {
-	local impl=$1 d1=$2 d2=$3 spec name tool size n kind r c0 c1 t0 t1 rc
+	local impl=$1 d1=$2 d2=$3 ns1=${4:-h1} ns2=${5:-h2} sip=${6:-$H2}
+	local spec name tool size n kind r c0 c1 t0 t1 rc nok=0 nfail=0
+	local x1=(ip netns exec "$ns1") x2=(ip netns exec "$ns2")
+	[[ $ns1 == - ]] && x1=()
+	[[ $ns2 == - ]] && x2=()
 	for spec in "${tests[@]}"; do
 		read -r name tool size n kind <<<"$spec"
 		for r in $(seq "$reps"); do
 			port=$((port + 1))
-			ip netns exec h2 timeout 240 "$tool" -d "$d2" -R -p $port -F -s "$size" -n "$n" >/tmp/pt-s.log 2>&1 &
+			if ((nok == 0 && nfail >= 2)); then
+				row "$impl" "$name" "$r" fail "" "" "" "0 0" "0 0" 0 0
+				continue
+			fi
+			"${x2[@]}" timeout 240 "$tool" -d "$d2" -R -p $port -F -s "$size" -n "$n" >/tmp/pt-s.log 2>&1 &
 			local spid=$!
 			if [[ $impl == rxe ]]; then
-				sleep 2
+				sleep 2	# rxe's rdma_cm listener is no TCP socket
 			else
-				wait_for 20 sh -c "ip netns exec h2 ss -Hltn 'sport = :$port' | grep -q ."
+				wait_for 60 sh -c "${x2[*]} ss -Hltn 'sport = :$port' | grep -q ." ||
+					log "$impl $name rep $r: server not listening after 60 s"
 			fi
 			c0=$(cpu_now) t0=$(now)
-			ip netns exec h1 timeout 240 "$tool" -d "$d1" -R -p $port -F -s "$size" -n "$n" $H2 >/tmp/pt-c.log 2>&1
+			"${x1[@]}" timeout 240 "$tool" -d "$d1" -R -p $port -F -s "$size" -n "$n" "$sip" >/tmp/pt-c.log 2>&1
 			rc=$?
 			t1=$(now) c1=$(cpu_now)
 			local src=0 v='' v2='' st=ok
+			# a failed client leaves the server waiting: give it 5 s
+			((rc == 0)) || { sleep 5; kill "$spid" 2>/dev/null; }
 			wait "$spid" 2>/dev/null || src=$?
 			# result row: first line starting with the size
 			local line
@@ -119,10 +131,13 @@ bench_perf() {
 			elif [[ $kind == bw ]]; then
 				# #bytes #iterations BW-peak BW-average MsgRate (MiB/s)
 				v=$(awk '{ print $4 }' <<<"$line")
+				# perftest under TCG sometimes reports 0.00 (clock trouble)
+				[[ $v == 0.00 ]] && st=zero
 			else
 				# #bytes #iter t_min t_max t_typical t_avg ...
 				v=$(awk '{ print $5 }' <<<"$line") v2=$(awk '{ print $6 }' <<<"$line")
 			fi
+			if [[ $st == ok ]]; then nok=$((nok + 1)); else nfail=$((nfail + 1)); fi
 			row "$impl" "$name" "$r" "$st" "$v" "$v2" $((size * n)) "$c0" "$c1" "$t0" "$t1"
 			[[ $st == ok ]] && log "$impl $name rep $r: $v${v2:+ (avg $v2)} ($(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s)"
 			sleep 0.5
@@ -177,10 +192,21 @@ for impl in $impls; do
 		siw_rm || log "ref: rmmod failed"
 		;;
 	rxe)
+		# rxe on 6.1 has its UDP socket (4791) in init_net only: packets
+		# arriving in h1/h2 are dropped (CM "unreachable"), so it cannot
+		# span the two namespaces. It runs in init_net instead, on one veth
+		# end (vr1 10.89.0.1, peer vr2 up), client and server both using
+		# 10.89.0.1: rxe's own loopback path (no veth/IP/UDP), which
+		# favours rxe.
 		modprobe rdma_rxe || { log "rxe: modprobe failed"; continue; }
-		devs_add rxe rxe || { log "rxe: device setup failed"; devs_del rxe; continue; }
-		bench_perf rxe rxe1 rxe2
-		devs_del rxe
+		ip link add vr1 type veth peer name vr2 && ip link set vr1 up && ip link set vr2 up &&
+			ip addr add 10.89.0.1/24 dev vr1 || { log "rxe: veth setup failed"; continue; }
+		rdma link add rxe0 type rxe netdev vr1 &&
+			wait_for 15 test "$(ibdev_port_state rxe0)" = PORT_ACTIVE || { log "rxe: device setup failed"; continue; }
+		log "rxe: rxe0 on vr1 (init netns, loopback 10.89.0.1 -> 10.89.0.1)"
+		bench_perf rxe rxe0 rxe0 - - 10.89.0.1
+		rdma link delete rxe0
+		ip link del vr1
 		;;
 	esac
 done

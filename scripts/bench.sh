@@ -89,6 +89,8 @@ def cell(impl, test, key='value'):
     ok = [r for r in rs if r['status'] == 'ok']
     v = med([num(r[key]) for r in ok])
     note = '' if len(ok) == len(rs) else f' ({len(ok)}/{len(rs)} ok)'
+    if any(r['status'] == 'zero' for r in rs):
+        note += ' (0.00 printed in %d)' % sum(r['status'] == 'zero' for r in rs)
     if ok and v is None:
         note = ' (inf)' if any(r[key] == 'inf' for r in ok) else note
     return v, note
@@ -140,7 +142,7 @@ avg = []
 for t, name in lat:
     avg.append(f"{name}: " + ', '.join(f"{i} {fmt(cell(i, t, 'value2')[0])}" for i in ('ours', 'ref', 'rxe')))
 print('Latency averages (us): ' + '; '.join(avg) + '.')
-fails = [r for r in R if r['status'] != 'ok']
+fails = [r for r in R if r['status'] == 'fail']
 if fails:
     print()
     print('Failed runs: ' + ', '.join(f"{r['impl']} {r['test']} rep {r['rep']}" for r in fails) + '.')

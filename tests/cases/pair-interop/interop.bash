@@ -110,7 +110,7 @@ io_rping() {
 # io_datacheck NAME PORT ITERS MAXSIZE SEED
 io_datacheck() {
 	local name=$1 port=$2 n=$3 max=$4 seed=$5
-	io_step "$name" 1500 "$port" \
+	io_step "$name" "$(scale 600 1500)" "$port" \
 		"$BIN/siw_datacheck -s -b $SIW_MY_IP -p $port -t 120" \
 		"$BIN/siw_datacheck -c $SIW_PEER_IP -p $port -n $n -m $max -S $seed -t 120"
 	if [[ $SIW_ROLE == a ]]; then
