@@ -70,6 +70,6 @@ else
 	done
 	pair_barrier client-done "$T"
 fi
-wait_for 30 test "$(ulp_rdma_qps)" = 0 || ulp_fail "QPs left on $RDEV: $(rdma res show qp)"
+wait_for 30 ulp_no_qps || ulp_fail "QPs left on $RDEV: $(rdma res show qp)"
 dmesg_problems_since "$m"
 step "pair nfs passed ($SIW_ROLE)"

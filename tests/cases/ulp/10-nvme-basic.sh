@@ -68,7 +68,7 @@ cmp "$img" "$p2" >/dev/null || ulp_fail "ns2 via host differs from the target's 
 
 step "disconnect"
 out=$(timeout 60 nvme disconnect -n "$NQN" 2>&1) || ulp_fail "nvme disconnect failed: $out"
-wait_for 30 test -z "$(nvme_ctrls "$NQN")" || ulp_fail "controller still present after disconnect"
+wait_for 30 nvme_no_ctrl "$NQN" || ulp_fail "controller still present after disconnect"
 wait_for 10 test ! -b "$d1" || ulp_fail "$d1 still present after disconnect"
 
 step "reconnect, re-verify"
@@ -77,8 +77,8 @@ d1=$(nvme_wait_ns "$NQN" 1) d2=$(nvme_wait_ns "$NQN" 2)
 blk_verify "$d1" "$p1" $((S1 << 20)) 65536
 blk_verify "$d2" "$p2" $((S2 << 20)) 65536
 out=$(timeout 60 nvme disconnect -n "$NQN" 2>&1) || ulp_fail "nvme disconnect failed: $out"
-wait_for 30 test -z "$(nvme_ctrls "$NQN")" || ulp_fail "controller still present after disconnect"
+wait_for 30 nvme_no_ctrl "$NQN" || ulp_fail "controller still present after disconnect"
 nvmet_down
-wait_for 20 test "$(ulp_rdma_qps)" = 0 || ulp_fail "QPs left on $RDEV after teardown: $(rdma res show qp)"
+wait_for 20 ulp_no_qps || ulp_fail "QPs left on $RDEV after teardown: $(rdma res show qp)"
 dmesg_problems_since "$m"
 step "nvme basic passed"

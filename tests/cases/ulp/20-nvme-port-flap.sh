@@ -42,13 +42,13 @@ sleep 3
 kill -0 "$fpid" 2>/dev/null || { rc=0; wait "$fpid" || rc=$?; ulp_fio_check fio-flap "$rc"; fail "fio ended before the outage (too fast: raise the size)"; }
 nvmet_unlink "$NQN"
 info "port unlinked"
-wait_for 30 sh -c "[ \"\$(cat /sys/class/nvme/$NVME_CTRL/state)\" != live ]" ||
+wait_for 30 nvme_state_not "$NVME_CTRL" live ||
 	ulp_fail "$NVME_CTRL still live 30 s after the target removed the port"
 info "host state: $(cat "/sys/class/nvme/$NVME_CTRL/state")"
 sleep 3
 nvmet_link "$NQN" || ulp_fail "relinking the port failed"
 info "port relinked"
-wait_for 60 test "$(cat "/sys/class/nvme/$NVME_CTRL/state")" = live ||
+wait_for 60 nvme_state_is "$NVME_CTRL" live ||
 	ulp_fail "$NVME_CTRL did not reconnect within 60 s (state $(cat "/sys/class/nvme/$NVME_CTRL/state"))"
 dmesg_since "$m2" | grep -qE "$NVME_CTRL: Successfully reconnected" ||
 	ulp_fail "no 'Successfully reconnected' from $NVME_CTRL: $(dmesg_since "$m2" | grep nvme | tail -n 10)"
@@ -76,7 +76,7 @@ rc=0
 wait_pid "$fpid" 60 || rc=$?
 ((rc != 124)) || ulp_fail "fio still running 60 s after the disconnect (hung I/O)"
 info "fio ended with rc=$rc after the disconnect (errors expected): $(grep -oE 'err= *[0-9]+[^:]*' "$TMPD/inflight.fio" | head -n 2 | tr '\n' ' ')"
-wait_for 30 test -z "$(nvme_ctrls "$NQN")" || ulp_fail "controller still present after disconnect"
+wait_for 30 nvme_no_ctrl "$NQN" || ulp_fail "controller still present after disconnect"
 wait_for 10 test ! -b "$d" || ulp_fail "$d still present after disconnect"
 
 step "reconnect, host and target agree"
@@ -86,6 +86,6 @@ dd if="$nb" of="$TMPD/img" bs=1M iflag=direct status=none
 blk_verify "$d" "$TMPD/img" $((S << 20)) 1048576
 nvme_host_disconnect "$NQN" || ulp_fail "final disconnect failed"
 nvmet_down
-wait_for 20 test "$(ulp_rdma_qps)" = 0 || ulp_fail "QPs left on $RDEV after teardown: $(rdma res show qp)"
+wait_for 20 ulp_no_qps || ulp_fail "QPs left on $RDEV after teardown: $(rdma res show qp)"
 dmesg_problems_since "$m"
 step "nvme port flap + disconnect in flight passed"

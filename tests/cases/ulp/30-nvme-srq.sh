@@ -41,6 +41,6 @@ ulp_fio_check fio-srq "$rc"
 nvme_host_disconnect "$NQN" || ulp_fail "disconnect failed"
 nvmet_down
 [[ ! -d /sys/module/nvmet_rdma ]] || ulp_fail "nvmet_rdma still loaded (use_srq=1 would leak into later cases)"
-wait_for 20 test "$(ulp_rdma_qps)" = 0 || ulp_fail "QPs left on $RDEV after teardown: $(rdma res show qp)"
+wait_for 20 ulp_no_qps || ulp_fail "QPs left on $RDEV after teardown: $(rdma res show qp)"
 dmesg_problems_since "$m"
 step "nvme with target SRQ passed"

@@ -31,6 +31,6 @@ for vers in 3 4.2; do
 	nfs_umount "$mnt"
 done
 nfs_server_down
-wait_for 30 test "$(ulp_rdma_qps)" = 0 || ulp_fail "QPs left on $RDEV after umount and nfsd stop: $(rdma res show qp)"
+wait_for 30 ulp_no_qps || ulp_fail "QPs left on $RDEV after umount and nfsd stop: $(rdma res show qp)"
 dmesg_problems_since "$m"
 step "nfs over rdma passed"

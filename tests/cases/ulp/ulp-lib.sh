@@ -62,6 +62,12 @@ ulp_siw_pair() {
 	wait_for 30 ping -c1 -W1 "$SIW_PEER_IP" || fail "no ping to peer $SIW_PEER_IP"
 }
 
+# (wait_for runs its arguments as a command: predicates, not "$(...)")
+ulp_no_qps() { [[ $(ulp_rdma_qps) == 0 ]]; }
+nvme_no_ctrl() { [[ -z $(nvme_ctrls "$1") ]]; }
+nvme_has_ctrl() { [[ -n $(nvme_ctrls "$1") ]]; }
+nvme_state_is() { [[ $(cat "/sys/class/nvme/$1/state" 2>/dev/null) == "$2" ]]; }
+nvme_state_not() { ! nvme_state_is "$@"; }
 # ulp_rdma_qps: number of kernel QPs (rdma res) on $RDEV
 ulp_rdma_qps() { rdma res show qp link "$RDEV/1" 2>/dev/null | grep 'lqpn' | grep -vc 'type GSI' || true; }
 
@@ -207,9 +213,9 @@ nvme_host_connect() {
 		--reconnect-delay=1 --ctrl-loss-tmo=60 "$@" 2>&1) || rc=$?
 	((rc == 0)) || ulp_fail "nvme connect -t rdma -n $nqn -a $ip -s $ULP_PORT failed (rc=$rc): $out"
 	on_exit "nvme_host_disconnect $nqn"
-	wait_for 20 test -n "$(nvme_ctrls "$nqn")" || ulp_fail "no rdma controller for $nqn after connect"
+	wait_for 20 nvme_has_ctrl "$nqn" || ulp_fail "no rdma controller for $nqn after connect"
 	NVME_CTRL=$(nvme_ctrls "$nqn" | head -n1)
-	wait_for 20 test "$(cat "/sys/class/nvme/$NVME_CTRL/state" 2>/dev/null)" = live ||
+	wait_for 20 nvme_state_is "$NVME_CTRL" live ||
 		ulp_fail "$NVME_CTRL not live: $(cat "/sys/class/nvme/$NVME_CTRL/state")"
 	info "connected $NVME_CTRL ($(<"/sys/class/nvme/$NVME_CTRL/address")), queue_count $(cat "/sys/class/nvme/$NVME_CTRL/queue_count" 2>/dev/null || echo ?)"
 }
@@ -217,7 +223,7 @@ nvme_host_disconnect() {
 	local nqn=$1
 	[[ -n $(nvme_ctrls "$nqn") ]] || return 0
 	timeout 60 nvme disconnect -n "$nqn" >/dev/null 2>&1
-	wait_for 30 test -z "$(nvme_ctrls "$nqn")"
+	wait_for 30 nvme_no_ctrl "$nqn"
 }
 # nvme_wait_ns NQN NSID: wait for the namespace block device; prints it
 nvme_wait_ns() {
@@ -266,11 +272,11 @@ blk_verify() {
 	out=$(dd if="$dev" bs="$bs" count=$((size / bs)) iflag=direct status=none | cmp - "$pat" 2>&1) ||
 		ulp_fail "read back of $dev (bs=$bs, $size bytes) differs from the pattern: $out"
 }
-# blk_verify_regions DEV PAT SIZE: read back each region of ULP_BS_LIST with
-# a different block size than it was written with, compare
+# blk_verify_all DEV PAT SIZE: read everything back with each block size of
+# $ULP_VERIFY_BS (default 1 MiB, 4 KiB, 128 KiB), compare
 blk_verify_all() {
 	local dev=$1 pat=$2 size=$3 bs
-	for bs in 1048576 4096 131072; do
+	for bs in ${ULP_VERIFY_BS:-1048576 4096 131072}; do
 		blk_verify "$dev" "$pat" "$size" "$bs"
 	done
 }
