@@ -133,6 +133,7 @@ static struct {
 	int verbose;
 	unsigned total;
 	int fence_reads;
+	int no_empty_sge;	/* every SGE carries >= 1 byte */
 } o = { .port = 18515, .iters = 200, .max_size = 8u << 20, .timeout = 30, .total = 1800 };
 
 static struct rdma_event_channel *ch;
@@ -396,13 +397,20 @@ struct piece { size_t off, len; };
 static int gen_layout(uint64_t *s, size_t size, int minn, int maxn, size_t space, struct piece *p)
 {
 	int n = size == 0 ? (int)rnd_range(s, (uint64_t)minn, 1) : (int)rnd_range(s, 1, maxn);
+	if (o.no_empty_sge && size == 0 && minn == 0)
+		n = 0;
 	if (n == 0)
 		return 0;
 	if ((size_t)n > size && size > 0)
 		n = (int)size;
 	size_t left = size, pos = rnd_range(s, 0, 63);
 	for (int k = 0; k < n; k++) {
-		size_t len = (k == n - 1) ? left : rnd_range(s, 0, left / (size_t)(n - k) * 2 < left ? left / (size_t)(n - k) * 2 : left);
+		size_t upper = left / (size_t)(n - k) * 2 < left ? left / (size_t)(n - k) * 2 : left;
+		size_t len = (k == n - 1) ? left : rnd_range(s, o.no_empty_sge ? 1 : 0, upper);
+
+		/* leave at least one byte for each later SGE */
+		if (o.no_empty_sge && k < n - 1 && len > left - (size_t)(n - 1 - k))
+			len = left - (size_t)(n - 1 - k);
 		p[k].off = pos;
 		p[k].len = len;
 		left -= len;
@@ -982,7 +990,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: siw_datacheck -s [-b bindaddr] [-p port] [--srq] [-t timeout] [-T total]\n"
 		"       siw_datacheck -c host [-p port] [-n iters] [-S seed] [-m maxsize]\n"
-		"                     [--error=KIND] [--srq] [--fence-reads] [-t timeout] [-v]\n"
+		"                     [--error=KIND] [--srq] [--fence-reads] [--no-empty-sge]\n"
+		"                     [-t timeout] [-v]\n"
 		"error kinds:");
 	for (int k = 1; k < E_NUM; k++)
 		fprintf(stderr, " %s", err_table[k].name);
@@ -996,6 +1005,7 @@ int main(int argc, char **argv)
 		{ "error", required_argument, 0, 'E' }, { "srq", no_argument, 0, 'Q' },
 		{ "seed", required_argument, 0, 'S' }, { "max-size", required_argument, 0, 'm' },
 		{ "fence-reads", no_argument, 0, 'F' },
+		{ "no-empty-sge", no_argument, 0, 'Z' },
 		{ 0 }
 	};
 	int c;
@@ -1016,6 +1026,7 @@ int main(int argc, char **argv)
 		case 'v': o.verbose = 1; break;
 		case 'Q': o.srq = 1; break;
 		case 'F': o.fence_reads = 1; break;
+		case 'Z': o.no_empty_sge = 1; break;
 		case 'E':
 			for (o.err = 1; o.err < E_NUM; o.err++)
 				if (!strcmp(optarg, err_table[o.err].name))
