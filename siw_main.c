@@ -7,6 +7,7 @@
 #include <linux/netdevice.h>
 #include <linux/if_arp.h>
 #include <linux/etherdevice.h>
+#include <linux/random.h>
 #include <net/addrconf.h>
 #include <rdma/rdma_netlink.h>
 #include <rdma/ib_verbs.h>
@@ -126,6 +127,7 @@ static int siw_newlink(const char *name, struct net_device *nd)
 	spin_lock_init(&sdev->lock);
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
+	atomic_set(&sdev->key_seq, get_random_u32());
 	INIT_LIST_HEAD(&sdev->list);
 	sdev->netdev = nd;
 	netdev_hold(nd, &sdev->netdev_tracker, GFP_KERNEL);

@@ -184,9 +184,13 @@ static int siw_mr_publish(struct siw_mr *mr, u32 key)
 	return 0;
 }
 
-static u32 siw_kernel_key(void)
+/*
+ * Key byte for an MR whose consumer named none: a per-device sequence
+ * from a random start, so a re-registration never gets the previous key.
+ */
+static u32 siw_next_key(struct siw_device *sdev)
 {
-	return get_random_u32() & SIW_STAG_KEY_MASK;
+	return (u32)atomic_inc_return(&sdev->key_seq) & SIW_STAG_KEY_MASK;
 }
 
 /* Unpublish and drop the table's reference. */
@@ -222,7 +226,7 @@ struct ib_mr *siw_get_dma_mr(struct ib_pd *pd, int access)
 	mr->len = U64_MAX;
 	mr->valid = true;
 
-	rv = siw_mr_publish(mr, siw_kernel_key());
+	rv = siw_mr_publish(mr, siw_next_key(sdev));
 	if (rv) {
 		siw_mr_free(mr);
 		return ERR_PTR(rv);
@@ -328,7 +332,9 @@ struct ib_mr *siw_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
 	mr->base.page_size = PAGE_SIZE;
 	mr->valid = true;
 
-	rv = siw_mr_publish(mr, ureq.stag_key);
+	/* libsiw always sends key 0: "no preference" */
+	rv = siw_mr_publish(mr, ureq.stag_key ? ureq.stag_key :
+					      siw_next_key(sdev));
 	if (rv)
 		goto err;
 
@@ -383,7 +389,7 @@ struct ib_mr *siw_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
 	mr->pbl_max = max_num_sg;
 	mr->remote_inv_ok = true;
 
-	rv = siw_mr_publish(mr, siw_kernel_key());
+	rv = siw_mr_publish(mr, siw_next_key(sdev));
 	if (rv)
 		goto err;
 	return &mr->base;

@@ -95,6 +95,7 @@ struct siw_device {
 	u32 next_qp;
 	u32 next_mr;
 	u32 next_cq;
+	atomic_t key_seq;		/* STag key bytes, siw_mem.c */
 
 	atomic_t num_ctx;
 	atomic_t num_pd;
