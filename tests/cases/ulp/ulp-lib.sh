@@ -321,7 +321,7 @@ ulp_fio() {
 	fio --name="$name" --filename="$dev" --direct=1 --ioengine=libaio --iodepth=8 \
 		--numjobs=2 --size="$half" --offset_increment="$half" --rw=randwrite \
 		--bsrange=4k-256k --verify=crc32c --verify_fatal=1 --do_verify=1 \
-		--verify_backlog=0 --randrepeat=0 --group_reporting --output-format=terse --terse-version=3 \
+		--verify_state_save=0 --randrepeat=0 --group_reporting --output-format=terse --terse-version=3 \
 		"$@" >"$TMPD/$name.fio" 2>&1
 }
 # ulp_fio_check NAME RC: fail unless fio succeeded with no errors
