@@ -124,6 +124,15 @@ io_rping() {
 # io_datacheck NAME PORT ITERS MAXSIZE SEED
 io_datacheck() {
 	local name=$1 port=$2 n=$3 max=$4 seed=$5
+	if [[ $ours_role == b ]]; then
+		# The kernel's siw as data-check client is not checkable: it
+		# oopses on zero-length SGEs (siw_tx_hdt) and completes a
+		# zero-length READ before an earlier READ's data arrived, so the
+		# checker reads stale bytes (seen with seed 1101). Ours is checked
+		# as client in 10-ours-client and as server in the datapath group.
+		io_log "$name: not run with the kernel's siw as client (its defects above)"
+		return 0
+	fi
 	io_step "$name" "$(scale 600 1500)" "$port" \
 		"$BIN/siw_datacheck -s -b $SIW_MY_IP -p $port -t 120 $DC_EXTRA" \
 		"$BIN/siw_datacheck -c $SIW_PEER_IP -p $port -n $n -m $max -S $seed -t 120 $DC_EXTRA"
@@ -207,7 +216,8 @@ io_wire_check() {
 		io_log "wire: $n_checked FPDUs with a CRC check, $n_good Good CRC32"
 		((n_checked > 0)) || { io_soft "wire: CRC negotiated but the dissector checked no FPDU CRC"; return 1; }
 		[[ -z $bad ]] || { io_soft "wire: MPA CRC errors: $bad"; return 1; }
-		((n_good == n_checked)) || { io_soft "wire: only $n_good of $n_checked FPDU CRCs are Good"; return 1; }
+		# _io_cnt counts frames; a frame may carry several FPDUs
+		((n_good >= n_checked)) || { io_soft "wire: only $n_good Good CRC32 for $n_checked frames with FPDUs"; return 1; }
 		bad=$(_io_tsh -Y 'iwarp_mpa && _ws.expert.severity >= 6291456' -T fields -e frame.number -e _ws.expert.message |
 			grep -iE 'crc' | head -n 3 || true)
 		[[ -z $bad ]] || { io_soft "wire: CRC expert complaints: $bad"; return 1; }
