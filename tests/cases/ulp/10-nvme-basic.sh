@@ -13,7 +13,7 @@ source "$SIW_TOP/tests/cases/ulp/ulp-lib.sh"
 need_cmd nvme fio rdma ss taskset cmp
 m=$(dmesg_mark)
 NQN=$ULP_NQN_BASE:basic
-S1=$(scale 16 8) S2=$(scale 8 4) # MiB: null_blk, file
+S1=$(scale 16 4) S2=$(scale 8 2) # MiB: null_blk, file
 step "${RDEV_PFX}0 on ulp0"
 ulp_siw_local
 nullb_create ulpnb0 "$S1"
