@@ -11,7 +11,7 @@ need_cmd nvme fio rdma ss cmp
 modinfo -F parm nvmet_rdma | grep -q '^use_srq:' || skip "nvmet_rdma of $(uname -r) has no use_srq parameter"
 m=$(dmesg_mark)
 NQN=$ULP_NQN_BASE:srq
-S=$(scale 16 4) # MiB
+S=$(scale 16 2) # MiB
 step "${RDEV_PFX}0 on ulp0, target with use_srq=1"
 ulp_siw_local
 nullb_create ulpnb2 "$S"

@@ -240,8 +240,9 @@ ULP_BS_LIST="512 4096 8192 65536 131072 1048576"
 # of $ULP_BS_LIST (512 B .. 1 MiB; sizes below the logical block size are
 # raised to it); the small sizes get small regions. Prints one timing line.
 blk_write_regions() {
-	local dev=$1 pat=$2 size=$3 off=0 bs len cnt lbs t0 tl=''
+	local dev=$1 pat=$2 size=$3 off=0 bs len cnt lbs t0 tl='' unit
 	lbs=$(blockdev --getss "$dev")
+	unit=$(scale 262144 65536) # region granularity
 	for bs in $ULP_BS_LIST; do
 		((bs >= lbs)) || bs=$lbs
 		case $bs in
@@ -250,8 +251,8 @@ blk_write_regions() {
 		65536 | 131072) len=$((size / 8)) ;;
 		*) len=$((size - off)) ;;
 		esac
-		len=$((len / 262144 * 262144))
-		((len > 0)) || len=262144
+		len=$((len / unit * unit))
+		((len > 0)) || len=$unit
 		((off + len <= size)) || len=$((size - off))
 		((len > 0)) || break
 		cnt=$(((len + bs - 1) / bs))
@@ -276,7 +277,7 @@ blk_verify() {
 # $ULP_VERIFY_BS (default 1 MiB, 4 KiB, 128 KiB), compare
 blk_verify_all() {
 	local dev=$1 pat=$2 size=$3 bs
-	for bs in ${ULP_VERIFY_BS:-1048576 4096 131072}; do
+	for bs in ${ULP_VERIFY_BS:-$(scale "1048576 4096 131072" "1048576 4096")}; do
 		blk_verify "$dev" "$pat" "$size" "$bs"
 	done
 }
