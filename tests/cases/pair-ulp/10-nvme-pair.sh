@@ -15,7 +15,7 @@ source "$SIW_TOP/tests/cases/ulp/ulp-lib.sh"
 need_cmd nvme fio rdma ss cmp openssl
 m=$(dmesg_mark)
 NQN=$ULP_NQN_BASE:pair
-S=$(scale 8 4) # MiB
+S=$(scale 8 2) # MiB
 # read-back block sizes: 4 KiB reads cost ~40 ms each over the qemu link
 # (see the report on small-message latency); 4 KiB is covered by fio here
 # and by the one-guest cases

@@ -2,7 +2,7 @@
 # NFS over RDMA on siw inside one guest: knfsd exports a tmpfs with an RDMA
 # listener (portlist "rdma 20049", svcrdma), the client mounts it over
 # xprtrdma at the siw device's own address (siw0 on veth ulp0), NFSv3 and
-# NFSv4.2: files 0 B .. 16 MiB (v3) / 64 MiB (v4.2) (2 / 4 MiB on the
+# NFSv4.2 (4.0 on kernels without NFS_V4_2): files 0 B .. 16 MiB (v3) / 64 MiB (v4.2) (2 / 4 MiB on the
 # debug kernel) written,
 # checked on the server side and read back (buffered after drop_caches and
 # O_DIRECT), renamed, deleted; clean unmount; server stopped.
@@ -17,7 +17,7 @@ step "${RDEV_PFX}0 on ulp0"
 ulp_siw_local
 step "nfsd with rdma listener"
 nfs_server_up
-for vers in 3 4.2; do
+for vers in 3 $(nfs_v4_vers); do
 	mnt=/mnt/ulp-nfs$vers
 	step "mount vers=$vers proto=rdma"
 	nfs_mount "$ULP_IP" "$vers" "$mnt"

@@ -404,6 +404,18 @@ nfs_mount() {
 		ulp_fail "$mnt: mountstats shows no rdma xprt: $(grep -A30 "mounted on $mnt " /proc/self/mountstats | grep xprt)"
 	info "mounted $srv:$path on $mnt ($opts)"
 }
+# nfs_v4_vers: the NFSv4 minor version the client kernel can mount: 4.2,
+# or 4.0 when the kernel is built without CONFIG_NFS_V4_1/_V4_2 (the
+# 6.12 debug kernel here); prints a note in that case
+nfs_v4_vers() {
+	local c=/boot/config-$(uname -r)
+	if [[ -r $c ]] && ! grep -q '^CONFIG_NFS_V4_2=y' "$c"; then
+		echo "# note: $(uname -r) has no CONFIG_NFS_V4_2 (NFS client), using vers=4.0" >&2
+		echo 4.0
+	else
+		echo 4.2
+	fi
+}
 # nfs_sizes: file sizes for the NFS data checks (bytes): 0 B .. $NFS_MAX
 # (default 16 MiB, 2 MiB on the debug kernel; cases raise it for one pass)
 nfs_sizes() {
