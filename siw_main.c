@@ -157,7 +157,8 @@ static int siw_newlink(const char *name, struct net_device *nd)
 	if (rv) {
 		pr_err("siw: %s: registration on %s failed: %d%s\n", name,
 		       netdev_name(nd), rv,
-		       rv == -EEXIST ? " (device name in use)" : "");
+		       rv == -EEXIST || rv == -ENFILE ?
+		       " (device name in use)" : "");
 		mutex_unlock(&siw_dev_lock);
 		ib_dealloc_device(ibdev);
 		return rv;
