@@ -29,28 +29,28 @@ if [[ $SIW_ROLE == b ]]; then
 	nullb_create ulpnbp "$S"
 	nb=$NULLB_DEV
 	nvmet_up "$NQN" "$ULP_IP" "$nb"
-	pair_barrier target-up "$T"
-	pair_barrier pattern-written "$T"
+	ulp_barrier target-up "$T"
+	ulp_barrier pattern-written "$T"
 	ulp_pattern "$TMPD/p" $((S << 20)) pair-ns1
 	if cmp <(dd if="$nb" bs=1M iflag=direct status=none) "$TMPD/p" >/dev/null; then
-		pair_barrier target-check-ok "$T"
+		ulp_barrier target-check-ok "$T"
 	else
-		pair_barrier target-check-BAD "$T"
+		ulp_barrier target-check-BAD "$T"
 		ulp_fail "target null_blk differs from the pattern the host wrote"
 	fi
 	step "port outage"
-	pair_barrier fio-running "$T"
+	ulp_barrier fio-running "$T"
 	nvmet_unlink "$NQN"
 	info "port unlinked"
 	sleep 4
 	nvmet_link "$NQN" || ulp_fail "relink failed"
 	info "port relinked"
-	pair_barrier port-back "$T"
-	pair_barrier host-done "$T"
+	ulp_barrier port-back "$T"
+	ulp_barrier host-done "$T"
 	nvmet_down
 else
 	ulp_mod nvme_rdma
-	pair_barrier target-up "$T"
+	ulp_barrier target-up "$T"
 	step "discover $SIW_PEER_IP"
 	out=$(timeout 60 nvme discover -t rdma -a "$SIW_PEER_IP" -s "$ULP_PORT" 2>&1) || ulp_fail "nvme discover failed: $out"
 	grep -q "subnqn: *$NQN" <<<"$out" || ulp_fail "discovery log lacks $NQN: $out"
@@ -64,8 +64,8 @@ else
 	step "pattern write + read back"
 	blk_write_regions "$d" "$TMPD/p" $((S << 20))
 	blk_verify_all "$d" "$TMPD/p" $((S << 20))
-	pair_barrier pattern-written "$T"
-	pair_barrier target-check-ok "$T"
+	ulp_barrier pattern-written "$T"
+	ulp_barrier target-check-ok "$T"
 	step "concurrent writers+readers"
 	blk_concurrent "$d" "$TMPD/p" $((S << 20))
 	step "fio crc32c verify"
@@ -77,8 +77,8 @@ else
 	fpid=$!
 	on_exit "kill $fpid"
 	sleep 2
-	pair_barrier fio-running "$T"
-	pair_barrier port-back "$T"
+	ulp_barrier fio-running "$T"
+	ulp_barrier port-back "$T"
 	wait_for 60 nvme_state_is "$NVME_CTRL" live ||
 		ulp_fail "$NVME_CTRL did not come back within 60 s (state $(cat "/sys/class/nvme/$NVME_CTRL/state"))"
 	rc=0
@@ -94,7 +94,7 @@ else
 	d=$(nvme_wait_ns "$NQN" 1)
 	blk_verify "$d" "$TMPD/img" $((S << 20)) 65536
 	nvme_host_disconnect "$NQN" || ulp_fail "final disconnect failed"
-	pair_barrier host-done "$T"
+	ulp_barrier host-done "$T"
 fi
 wait_for 20 ulp_no_qps || ulp_fail "QPs left on $RDEV after teardown: $(rdma res show qp)"
 dmesg_problems_since "$m"

@@ -19,30 +19,30 @@ T=$(scale 300 1200)
 if [[ $SIW_ROLE == b ]]; then
 	step "nfsd with rdma listener on $ULP_IP"
 	nfs_server_up
-	pair_barrier server-up "$T"
+	ulp_barrier server-up "$T"
 	for vers in 3 $(nfs_v4_vers); do
 		NFS_MAX=$(scale 16777216 2097152)
 		[[ $vers == 3 ]] || NFS_MAX=$(scale 33554432 4194304)
-		pair_barrier "v$vers-written" "$T"
+		ulp_barrier "v$vers-written" "$T"
 		# regenerate the client's patterns and compare the server's files
 		mkdir -p "$TMPD/x"
 		( nfs_files_write "$TMPD/x" "v$vers" ) >/dev/null
 		if (nfs_files_check "$NFS_EXPORT/v$vers" "v$vers") 2>"$TMPD/chk"; then
 			info "server side: v$vers files match"
-			pair_barrier "v$vers-server-ok" "$T"
+			ulp_barrier "v$vers-server-ok" "$T"
 		else
 			cat "$TMPD/chk" >&2
-			pair_barrier "v$vers-server-BAD" "$T"
+			ulp_barrier "v$vers-server-BAD" "$T"
 			fail "server-side files written over NFSv$vers differ"
 		fi
 		rm -rf "$TMPD/x"
-		pair_barrier "v$vers-done" "$T"
+		ulp_barrier "v$vers-done" "$T"
 		[[ ! -e $NFS_EXPORT/v$vers ]] || ulp_fail "server still has v$vers after the client removed it"
 	done
-	pair_barrier client-done "$T"
+	ulp_barrier client-done "$T"
 	nfs_server_down
 else
-	pair_barrier server-up "$T"
+	ulp_barrier server-up "$T"
 	for vers in 3 $(nfs_v4_vers); do
 		NFS_MAX=$(scale 16777216 2097152)
 		[[ $vers == 3 ]] || NFS_MAX=$(scale 33554432 4194304)
@@ -54,8 +54,8 @@ else
 		mkdir "$d" || ulp_fail "mkdir $d failed"
 		nfs_files_write "$d" "v$vers"
 		info "written in $((SECONDS - t0)) s"
-		pair_barrier "v$vers-written" "$T"
-		pair_barrier "v$vers-server-ok" "$T"
+		ulp_barrier "v$vers-written" "$T"
+		ulp_barrier "v$vers-server-ok" "$T"
 		echo 3 >/proc/sys/vm/drop_caches
 		nfs_files_check "$d" "v$vers"
 		nfs_files_check_direct "$d" "v$vers"
@@ -66,9 +66,9 @@ else
 		rmdir "$d" || ulp_fail "rmdir $d failed: $(ls -la "$d")"
 		info "checked, renamed, removed in $((SECONDS - t0)) s"
 		nfs_umount "$mnt"
-		pair_barrier "v$vers-done" "$T"
+		ulp_barrier "v$vers-done" "$T"
 	done
-	pair_barrier client-done "$T"
+	ulp_barrier client-done "$T"
 fi
 wait_for 30 ulp_no_qps || ulp_fail "QPs left on $RDEV: $(rdma res show qp)"
 dmesg_problems_since "$m"

@@ -71,6 +71,16 @@ nvme_state_not() { ! nvme_state_is "$@"; }
 # ulp_rdma_qps: number of kernel QPs (rdma res) on $RDEV
 ulp_rdma_qps() { rdma res show qp link "$RDEV/1" 2>/dev/null | grep 'lqpn' | grep -vc 'type GSI' || true; }
 
+# ulp_barrier NAME [TIMEOUT]: pair_barrier on a fresh port per call (both
+# roles call the same sequence). With one port, side a can pass a barrier
+# that b has not reached: b's `nc -l` of the previous barrier still holds
+# its listening socket while a's next connect lands in its backlog.
+ULP_BARRIER_N=0
+ulp_barrier() {
+	ULP_BARRIER_N=$((ULP_BARRIER_N + 1))
+	pair_barrier "$1" "${2:-300}" $((46600 + ULP_BARRIER_N))
+}
+
 # ---- pattern data ----------------------------------------------------------
 # ulp_pattern FILE BYTES [SEED]: deterministic pseudo-random bytes (AES-CTR
 # keystream of the seed when openssl exists, else from /dev/urandom; either
