@@ -321,7 +321,7 @@ static int siw_tx_local_op(struct siw_qp *qp, struct siw_wqe *wqe)
 	else
 		rv = siw_mr_fast_reg(qp->sdev,
 				     (struct ib_mr *)(uintptr_t)sqe->base_mr,
-				     sqe->rkey & SIW_STAG_KEY_MASK,
+				     sqe->rkey,
 				     (int)sqe->access);
 	siw_sq_complete(qp, wqe, rv ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS, 0);
 	return rv;

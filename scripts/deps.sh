@@ -11,7 +11,7 @@ pkgs=(
 	linux-source-6.1 linux-image-amd64 linux-headers-amd64
 	qemu-system-x86 busybox-static kmod cpio iproute2 iputils-ping python3 procps coreutils
 	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest
-	libibverbs-dev librdmacm-dev iperf3 nvme-cli tshark tcpdump fio sparse
+	libibverbs-dev librdmacm-dev iperf3 nvme-cli tshark tcpdump fio sparse nfs-kernel-server
 )
 
 installed() { # pkg -> 0 if installed
