@@ -1998,3 +1998,12 @@ void siw_cm_exit(void)
 	destroy_workqueue(siw_cm_wq);
 	siw_cm_wq = NULL;
 }
+
+/* The iw_cm entry points, merged into the device's ops by siw_main.c */
+const struct ib_device_ops siw_cm_ops = {
+	.iw_create_listen = siw_create_listen,
+	.iw_destroy_listen = siw_destroy_listen,
+	.iw_connect = siw_connect,
+	.iw_accept = siw_accept,
+	.iw_reject = siw_reject,
+};

@@ -151,6 +151,7 @@ static int siw_newlink(const char *name, struct net_device *nd)
 	/* From here on dealloc_driver undoes the setup above. */
 	list_add_tail(&sdev->list, &siw_devices);
 	ib_set_device_ops(ibdev, &siw_device_ops);
+	ib_set_device_ops(ibdev, &siw_cm_ops);
 	ib_set_device_ops(ibdev, &siw_main_ops);
 
 	rv = ib_register_device(ibdev, name, NULL);

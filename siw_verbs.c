@@ -1335,6 +1335,13 @@ const struct ib_device_ops siw_device_ops = {
 	.driver_id = RDMA_DRIVER_SIW,
 	.uverbs_abi_ver = SIW_ABI_VERSION,
 
+	/* objects ib_core allocates with our private part behind */
+	INIT_RDMA_OBJ_SIZE(ib_srq, siw_srq, base),
+	INIT_RDMA_OBJ_SIZE(ib_qp, siw_qp, base),
+	INIT_RDMA_OBJ_SIZE(ib_cq, siw_cq, base),
+	INIT_RDMA_OBJ_SIZE(ib_pd, siw_pd, base),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, siw_ucontext, base),
+
 	/* device and port */
 	.query_device = siw_query_device,
 	.query_port = siw_query_port,
@@ -1379,19 +1386,8 @@ const struct ib_device_ops siw_device_ops = {
 	.post_srq_recv = siw_post_srq_recv,
 	.destroy_srq = siw_destroy_srq,
 
-	/* iWARP connection management (siw_cm.c) */
-	.iw_connect = siw_connect,
-	.iw_accept = siw_accept,
-	.iw_reject = siw_reject,
-	.iw_create_listen = siw_create_listen,
-	.iw_destroy_listen = siw_destroy_listen,
+	/* iw_cm's QP references (the connection ops are siw_cm_ops) */
+	.iw_get_qp = siw_iw_get_qp,
 	.iw_add_ref = siw_iw_add_ref,
 	.iw_rem_ref = siw_iw_rem_ref,
-	.iw_get_qp = siw_iw_get_qp,
-
-	INIT_RDMA_OBJ_SIZE(ib_ucontext, siw_ucontext, base),
-	INIT_RDMA_OBJ_SIZE(ib_pd, siw_pd, base),
-	INIT_RDMA_OBJ_SIZE(ib_cq, siw_cq, base),
-	INIT_RDMA_OBJ_SIZE(ib_qp, siw_qp, base),
-	INIT_RDMA_OBJ_SIZE(ib_srq, siw_srq, base),
 };

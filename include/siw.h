@@ -627,6 +627,7 @@ int siw_reject(struct iw_cm_id *id, const void *pdata, u8 pd_len);
 int siw_create_listen(struct iw_cm_id *id, int backlog);
 int siw_destroy_listen(struct iw_cm_id *id);
 void siw_cm_qp_disconnect(struct siw_qp *qp, bool abortive);
+extern const struct ib_device_ops siw_cm_ops;
 int siw_cm_init(void);
 void siw_cm_exit(void);
 
