@@ -238,6 +238,7 @@ int siw_tx_fpdu_payload(struct siw_qp *qp, u32 seg_max)
 		done += c.len;
 	}
 	tx->seg_len = done;
+	tx->fpdu_zc = tx->zc && done && siw_tx_zc_pages_ok(tx);
 	return done;
 }
 
@@ -286,23 +287,37 @@ void siw_tx_fpdu_seal(struct siw_qp *qp)
  * Non-blocking: returns 0 when the FPDU is fully queued, -EAGAIN when
  * the socket is full (sk_write_space reschedules us), or -errno.
  *
- * TCP copies the bytes from the registered pages into its own buffers:
- * a work request may complete once its last FPDU is queued, and the
- * consumer may then reuse the buffer while TCP still has to be able to
- * retransmit; zero-copy would need completions deferred until the peer
- * acknowledged the data.
+ * With tx.fpdu_zc the payload pages are handed to TCP by reference
+ * (siw_zcopy.c). Header and trailer are always copied: they are rebuilt
+ * in place for every FPDU. Otherwise TCP copies the payload too; see
+ * siw_tx_zc_begin() and siw_tx_zc_pages_ok() for when and why.
  */
 int siw_tx_fpdu_send(struct siw_qp *qp, bool more)
 {
 	struct siw_tx *tx = &qp->tx;
-	struct msghdr msg = {
-		.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL | (more ? MSG_MORE : 0),
-	};
+	u32 pay_end = tx->hdr_len + tx->seg_len;
 	int rv;
 
 	while (tx->fpdu_sent < tx->fpdu_len) {
+		struct msghdr msg = {
+			.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL,
+		};
+		bool zc = tx->fpdu_zc && tx->fpdu_sent >= tx->hdr_len &&
+			  tx->fpdu_sent < pay_end;
+		u32 end = tx->fpdu_len;
+
+		/* one call per region: header, payload, trailer */
+		if (tx->fpdu_zc)
+			end = tx->fpdu_sent < tx->hdr_len ? tx->hdr_len :
+			      zc ? pay_end : tx->fpdu_len;
+		if (end < tx->fpdu_len || more)
+			msg.msg_flags |= MSG_MORE;
+		if (zc) {
+			msg.msg_flags |= MSG_ZEROCOPY;
+			msg.msg_ubuf = &tx->zc->ubuf;
+		}
 		iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, tx->frags,
-			      tx->nfrags, tx->fpdu_len);
+			      tx->nfrags, end);
 		iov_iter_advance(&msg.msg_iter, tx->fpdu_sent);
 		rv = sock_sendmsg(qp->sock, &msg);
 		if (rv <= 0) {
@@ -314,6 +329,8 @@ int siw_tx_fpdu_send(struct siw_qp *qp, bool more)
 		}
 		tx->fpdu_sent += rv;
 		siw_stat_add(qp->sdev, SIW_STAT_TX_BYTES, rv);
+		if (zc)
+			siw_stat_add(qp->sdev, SIW_STAT_TX_ZCOPY_BYTES, rv);
 	}
 	siw_stat_inc(qp->sdev, SIW_STAT_TX_FPDU);
 	return 0;

@@ -63,10 +63,15 @@ int siw_qp_init(struct siw_qp *qp, struct siw_device *sdev)
 	INIT_WORK(&qp->tx_work, siw_tx_work);
 	qp->attrs.state = SIW_QP_IDLE;
 
+	rv = siw_zc_ctx_create(qp);
+	if (rv)
+		return rv;
 	rv = xa_alloc_cyclic(&sdev->qp_xa, &id, qp, XA_LIMIT(1, 0xffffff),
 			     &sdev->next_qp, GFP_KERNEL);
-	if (rv < 0)
+	if (rv < 0) {
+		siw_zc_ctx_free(qp);
 		return rv;
+	}
 	qp->id = id;
 	qp->base.qp_num = id;
 	return 0;
@@ -148,6 +153,9 @@ int siw_qp_to_rts(struct siw_qp *qp, const struct siw_llp_params *p)
 	qp->sq_done_size = ndone;
 	qp->sq_done_put = 0;
 	qp->sq_done_get = 0;
+	qp->sq_draining = false;
+	qp->sq_drain_again = false;
+	qp->sq_drain_flush = false;
 	qp->reads_done = 0;
 	qp->attrs.ird = ird;
 	qp->attrs.ord = ord;
@@ -285,6 +293,8 @@ void siw_qp_destroy(struct siw_qp *qp)
 
 	siw_qp_to_error(qp);
 	xa_erase(&sdev->qp_xa, qp->id);
+	/* TCP may release zero-copy pages later: that no longer reaches us */
+	siw_zc_ctx_detach(qp);
 
 	/* CM and iw_cm references go once the connection is closed */
 	siw_qp_put(qp);
@@ -301,6 +311,7 @@ void siw_qp_destroy(struct siw_qp *qp)
 	qp->irq = NULL;
 	qp->orq = NULL;
 	qp->sq_done = NULL;
+	siw_zc_ctx_free(qp);
 }
 
 /* ------------------------------------------------------- completions */
@@ -439,6 +450,69 @@ static void siw_sq_cqe(struct siw_qp *qp, const struct siw_sq_done *d)
 		    qp);
 }
 
+/* Its Reads are done and its zero-copy messages released. */
+static bool siw_sq_done_due(struct siw_qp *qp, const struct siw_sq_done *d)
+{
+	return (s32)(qp->reads_done - d->read_seq) >= 0 &&
+	       (s32)(siw_zc_released(qp) - d->zc_seq) >= 0;
+}
+
+/* Something earlier is still waiting; caller holds orq_lock. */
+static bool siw_sq_done_waiting(struct siw_qp *qp, u32 zc_seq)
+{
+	return qp->sq_done_put != qp->sq_done_get ||
+	       qp->reads_done != qp->orq_put || siw_zc_released(qp) != zc_seq;
+}
+
+/*
+ * Report queued completions that are due, oldest first. One caller
+ * reports at a time, others ask it for another pass: the CQ is written
+ * outside orq_lock and the order must hold all the same.
+ */
+static void siw_sq_done_drain(struct siw_qp *qp, bool flush)
+{
+	struct siw_sq_done d;
+	unsigned long flags;
+	bool fl;
+
+	spin_lock_irqsave(&qp->orq_lock, flags);
+	qp->sq_drain_flush |= flush;
+	if (qp->sq_draining) {
+		qp->sq_drain_again = true;
+		spin_unlock_irqrestore(&qp->orq_lock, flags);
+		return;
+	}
+	qp->sq_draining = true;
+	for (;;) {
+		fl = qp->sq_drain_flush;
+		if (!qp->sq_done || qp->sq_done_get == qp->sq_done_put ||
+		    (!fl && !siw_sq_done_due(qp, &qp->sq_done[qp->sq_done_get %
+							      qp->sq_done_size]))) {
+			if (!qp->sq_drain_again)
+				break;
+			qp->sq_drain_again = false;
+			continue;
+		}
+		d = qp->sq_done[qp->sq_done_get % qp->sq_done_size];
+		qp->sq_done_get++;
+		spin_unlock_irqrestore(&qp->orq_lock, flags);
+		if (fl)
+			d.status = IB_WC_WR_FLUSH_ERR;
+		if (d.report || fl)
+			siw_sq_cqe(qp, &d);
+		spin_lock_irqsave(&qp->orq_lock, flags);
+	}
+	qp->sq_draining = false;
+	qp->sq_drain_flush = false;
+	spin_unlock_irqrestore(&qp->orq_lock, flags);
+}
+
+/* TX work: report what waited for zero-copy releases. */
+void siw_sq_done_report(struct siw_qp *qp)
+{
+	siw_sq_done_drain(qp, false);
+}
+
 /**
  * siw_sq_complete - report a send queue work request the TX side finished
  * @qp: the QP
@@ -447,7 +521,8 @@ static void siw_sq_cqe(struct siw_qp *qp, const struct siw_sq_done *d)
  * @bytes: byte count
  *
  * Completions keep posting order: while one of our earlier Reads still
- * waits for its response, the completion is queued behind it.
+ * waits for its response, or an earlier (or this) zero-copy message is
+ * not yet released by TCP, the completion is queued behind it.
  */
 void siw_sq_complete(struct siw_qp *qp, struct siw_wqe *wqe,
 		     enum ib_wc_status status, u32 bytes)
@@ -457,51 +532,57 @@ void siw_sq_complete(struct siw_qp *qp, struct siw_wqe *wqe,
 		.opcode = wqe->sqe.opcode,
 		.status = status,
 		.bytes = bytes,
+		.report = true,
 	};
 	bool signal = (wqe->sqe.flags & SIW_WQE_SIGNALLED) || qp->sig_all ||
 		      status != IB_WC_SUCCESS;
 	unsigned long flags;
-	bool now = true;
+	bool queued = false;
 
 	siw_wqe_release(wqe);
 	if (!signal)
 		return;
 
+	/* covers this message when it went zero-copy */
+	d.zc_seq = siw_zc_started(qp);
 	spin_lock_irqsave(&qp->orq_lock, flags);
-	if (qp->sq_done && (qp->sq_done_put != qp->sq_done_get ||
-			    qp->reads_done != qp->orq_put)) {
+	if (qp->sq_done && siw_sq_done_waiting(qp, d.zc_seq)) {
 		d.read_seq = qp->orq_put;
 		qp->sq_done[qp->sq_done_put++ % qp->sq_done_size] = d;
-		now = false;
+		queued = true;
 	}
 	spin_unlock_irqrestore(&qp->orq_lock, flags);
-	if (now)
+	if (queued)
+		siw_sq_done_drain(qp, false);	/* it may be due already */
+	else
 		siw_sq_cqe(qp, &d);
 }
 
-/* Report completions that waited for Reads now done, oldest first. */
-static void siw_sq_done_drain(struct siw_qp *qp, bool flush)
+/**
+ * siw_sq_read_issue - a Read of ours goes out (caller holds orq_lock)
+ * @qp: the QP
+ * @wqe: the Read; orq_put is its index
+ *
+ * While earlier completions still wait in the queue, the Read's own
+ * completion takes the next place there, filled in when it is done.
+ */
+void siw_sq_read_issue(struct siw_qp *qp, struct siw_wqe *wqe)
 {
-	struct siw_sq_done d;
-	unsigned long flags;
+	struct siw_sq_done *d;
 
-	for (;;) {
-		spin_lock_irqsave(&qp->orq_lock, flags);
-		if (!qp->sq_done || qp->sq_done_get == qp->sq_done_put) {
-			spin_unlock_irqrestore(&qp->orq_lock, flags);
-			return;
-		}
-		d = qp->sq_done[qp->sq_done_get % qp->sq_done_size];
-		if (!flush && (s32)(qp->reads_done - d.read_seq) < 0) {
-			spin_unlock_irqrestore(&qp->orq_lock, flags);
-			return;
-		}
-		qp->sq_done_get++;
-		spin_unlock_irqrestore(&qp->orq_lock, flags);
-		if (flush)
-			d.status = IB_WC_WR_FLUSH_ERR;
-		siw_sq_cqe(qp, &d);
-	}
+	lockdep_assert_held(&qp->orq_lock);
+	wqe->queued = false;
+	if (!qp->sq_done || (qp->sq_done_put == qp->sq_done_get &&
+			     siw_zc_released(qp) == siw_zc_started(qp)))
+		return;
+	d = &qp->sq_done[qp->sq_done_put % qp->sq_done_size];
+	memset(d, 0, sizeof(*d));
+	d->id = wqe->sqe.id;
+	d->opcode = wqe->sqe.opcode;
+	d->read_seq = qp->orq_put + 1;	/* due once itself is done */
+	d->zc_seq = siw_zc_started(qp);
+	wqe->done_slot = qp->sq_done_put++;
+	wqe->queued = true;
 }
 
 /**
@@ -516,8 +597,22 @@ void siw_sq_read_done(struct siw_qp *qp, struct siw_wqe *wqe,
 {
 	unsigned long flags;
 
-	siw_wqe_complete(qp, wqe, status, false, bytes, 0, false);
+	if (!wqe->queued)
+		siw_wqe_complete(qp, wqe, status, false, bytes, 0, false);
+	else
+		siw_wqe_release(wqe);
+
 	spin_lock_irqsave(&qp->orq_lock, flags);
+	if (wqe->queued && qp->sq_done) {
+		struct siw_sq_done *d =
+			&qp->sq_done[wqe->done_slot % qp->sq_done_size];
+
+		d->status = status;
+		d->bytes = bytes;
+		d->report = (wqe->sqe.flags & SIW_WQE_SIGNALLED) ||
+			    qp->sig_all || status != IB_WC_SUCCESS;
+	}
+	wqe->queued = false;
 	qp->reads_done++;
 	spin_unlock_irqrestore(&qp->orq_lock, flags);
 	siw_sq_done_drain(qp, false);
@@ -603,7 +698,7 @@ int siw_sqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe, bool flush)
 {
 	struct siw_sqe *slot;
 	unsigned long flags;
-	bool orq_busy, orq_full;
+	bool orq_busy, orq_full, done_full;
 	int rv = 0;
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
@@ -617,15 +712,18 @@ int siw_sqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe, bool flush)
 
 	spin_lock(&qp->orq_lock);
 	orq_busy = qp->orq_put != qp->reads_done;
-	orq_full = qp->orq_put - qp->orq_get >= qp->attrs.ord ||
-		   (qp->sq_done &&
-		    qp->sq_done_put - qp->sq_done_get >= qp->sq_done_size);
+	orq_full = qp->orq_put - qp->orq_get >= qp->attrs.ord;
+	done_full = qp->sq_done &&
+		    qp->sq_done_put - qp->sq_done_get >= qp->sq_done_size;
 	spin_unlock(&qp->orq_lock);
 
-	/* a fenced WQE waits for our Reads; a Read waits for an ORD slot */
+	/*
+	 * A fenced WQE waits for our Reads, a Read for an ORD slot, and
+	 * every WQE for room to queue its completion.
+	 */
 	if (!flush &&
 	    (((wqe->sqe.flags & SIW_WQE_READ_FENCE) && orq_busy) ||
-	     (siw_sqe_is_read(&wqe->sqe) && orq_full))) {
+	     (siw_sqe_is_read(&wqe->sqe) && orq_full) || done_full)) {
 		spin_unlock_irqrestore(&qp->sq_lock, flags);
 		return -EBUSY;
 	}
@@ -852,6 +950,8 @@ void siw_tx_flush(struct siw_qp *qp)
 	siw_flush_orq(qp);
 	if (wqe->active)
 		siw_sq_complete(qp, wqe, IB_WC_WR_FLUSH_ERR, 0);
+	siw_sq_done_drain(qp, true);
+	siw_tx_zc_end(qp);
 	siw_wqe_release(&qp->tx.rresp);
 	qp->tx.wqe = NULL;
 	qp->tx.active = false;

@@ -127,6 +127,7 @@ static void siw_tx_build_terminate(struct siw_qp *qp)
 	t->hdr.ctrl.mpa_len = cpu_to_be16(len - MPA_HDR_SIZE);
 	tx->hdr_len = len;
 	tx->nfrags = 1;
+	tx->fpdu_zc = false;
 	tx->seg_len = 0;
 	siw_tx_fpdu_seal(qp);
 	tx->fpdu_busy = true;
@@ -244,6 +245,7 @@ static int siw_tx_start_rresp(struct siw_qp *qp)
 	tx->msg_len = e.size;
 	tx->msg_off = 0;
 	tx->active = true;
+	siw_tx_zc_begin(qp);
 	return 0;
 }
 
@@ -257,6 +259,7 @@ static void siw_tx_start_rreq(struct siw_qp *qp)
 	/* the ORQ entry owns the WQE (and its MR refs) from here */
 	spin_lock_bh(&qp->orq_lock);
 	e = &qp->orq[qp->orq_put % qp->attrs.ord];
+	siw_sq_read_issue(qp, wqe);
 	memcpy(&e->wqe, wqe, sizeof(*wqe));
 	qp->orq_put++;
 	spin_unlock_bh(&qp->orq_lock);
@@ -386,6 +389,7 @@ static int siw_tx_start_sqe(struct siw_qp *qp)
 	}
 	tx->wqe = wqe;
 	tx->msg_len = wqe->bytes;
+	siw_tx_zc_begin(qp);
 	return 0;
 }
 
@@ -403,6 +407,7 @@ static int siw_tx_next_fpdu(struct siw_qp *qp)
 	} else {
 		tx->nfrags = 1;
 		tx->seg_len = 0;
+		tx->fpdu_zc = false;
 	}
 	siw_ddp_tx_hdr(tx, n, tx->msg_off + n == tx->msg_len);
 	if (tx->op == RDMAP_READ_REQ)
@@ -423,10 +428,12 @@ static void siw_tx_fpdu_done(struct siw_qp *qp)
 		return;
 
 	tx->active = false;
+	/* a zero-copy message's completion waits for its release */
 	if (tx->wqe == &tx->sq_wqe)
 		siw_sq_complete(qp, &tx->sq_wqe, IB_WC_SUCCESS, tx->msg_len);
 	else if (tx->wqe == &tx->rresp)
 		siw_wqe_release(&tx->rresp);
+	siw_tx_zc_end(qp);
 	tx->wqe = NULL;
 }
 
@@ -462,6 +469,9 @@ static void siw_tx_run(struct siw_qp *qp)
 	struct siw_tx *tx = &qp->tx;
 	int budget = SIW_TX_BUDGET;
 	int rv;
+
+	/* completions that waited for zero-copy releases */
+	siw_sq_done_report(qp);
 
 	while (budget--) {
 		enum siw_qp_state state = READ_ONCE(qp->attrs.state);
@@ -513,6 +523,7 @@ static void siw_tx_run(struct siw_qp *qp)
 						    IB_WC_LOC_PROT_ERR);
 				else
 					siw_qp_to_error(qp);
+				siw_tx_zc_end(qp);
 				tx->active = false;
 				return;
 			}

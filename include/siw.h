@@ -70,6 +70,8 @@ enum siw_stat {
 	SIW_STAT_CONN_PASSIVE,
 	SIW_STAT_CONN_FAIL,
 	SIW_STAT_READ_REQ_RX,
+	SIW_STAT_TX_ZCOPY_BYTES,
+	SIW_STAT_TX_ZCOPY_MSG,
 	SIW_NUM_STATS
 };
 
@@ -319,6 +321,8 @@ struct siw_wqe {
 	u32 done;			/* bytes transferred so far */
 	enum ib_wc_status status;
 	bool active;
+	bool queued;			/* a Read's slot in qp->sq_done */
+	u32 done_slot;
 };
 
 /* Inbound RDMA Read Request waiting for its response */
@@ -338,8 +342,34 @@ struct siw_sq_done {
 	u64 id;
 	u32 bytes;
 	u32 read_seq;			/* due once this many Reads are done */
+	u32 zc_seq;			/* ... and this many zero-copy sends */
 	u8 opcode;
 	u8 status;
+	bool report;			/* signaled (or failed): make a CQE */
+};
+
+#define SIW_ZC_MAX	64		/* zero-copy messages awaiting release */
+
+/*
+ * Zero-copy transmit bookkeeping of a QP. TCP holds the payload pages
+ * of a zero-copy message until the peer acknowledged them, possibly
+ * after the QP is gone: this lives apart from the QP and goes with its
+ * last message.
+ */
+struct siw_zc_ctx {
+	refcount_t ref;
+	spinlock_t lock;		/* all fields below */
+	struct siw_qp *qp;		/* NULL once the QP is destroyed */
+	u32 started;			/* zero-copy messages handed to TCP */
+	u32 released;			/* all below this released by TCP */
+	DECLARE_BITMAP(done, SIW_ZC_MAX);	/* released out of order */
+};
+
+/* One zero-copy message: TCP's skbs reference it while they hold pages */
+struct siw_zc {
+	struct ubuf_info ubuf;
+	struct siw_zc_ctx *ctx;
+	u32 seq;
 };
 
 /* Outbound RDMA Read waiting for its response */
@@ -367,6 +397,8 @@ struct siw_tx {
 	u32 inval;
 	u32 msn_next[DDP_NUM_QUEUES];
 
+	struct siw_zc *zc;		/* payload goes zero-copy, or NULL */
+
 	/* FPDU */
 	struct bio_vec frags[SIW_TX_FRAGS];
 	unsigned int nfrags;
@@ -374,6 +406,7 @@ struct siw_tx {
 	u32 fpdu_len;
 	u32 fpdu_sent;
 	bool fpdu_busy;			/* built, not fully queued to TCP */
+	bool fpdu_zc;			/* its payload pages go zero-copy */
 	bool term_busy;			/* it is our Terminate */
 	u8 hdr_len;
 	u8 trailer_len;
@@ -483,6 +516,10 @@ struct siw_qp {
 	u32 sq_done_size;
 	u32 sq_done_put;
 	u32 sq_done_get;
+	bool sq_draining;		/* one reporter at a time, in order */
+	bool sq_drain_again;
+	bool sq_drain_flush;
+	struct siw_zc_ctx *zc;		/* zero-copy transmit, siw_mpa.c */
 
 	/* transmit: serialized by tx_work */
 	struct work_struct tx_work;
@@ -559,6 +596,8 @@ int siw_wqe_resolve(struct siw_qp *qp, struct siw_wqe *wqe, bool recv);
 void siw_wqe_release(struct siw_wqe *wqe);
 void siw_sq_complete(struct siw_qp *qp, struct siw_wqe *wqe,
 		     enum ib_wc_status status, u32 bytes);
+void siw_sq_done_report(struct siw_qp *qp);
+void siw_sq_read_issue(struct siw_qp *qp, struct siw_wqe *wqe);
 void siw_sq_read_done(struct siw_qp *qp, struct siw_wqe *wqe,
 		      enum ib_wc_status status, u32 bytes);
 void siw_wqe_complete(struct siw_qp *qp, struct siw_wqe *wqe,
@@ -579,6 +618,16 @@ void siw_qp_rx_kick(struct siw_qp *qp);
 int siw_tx_fpdu_payload(struct siw_qp *qp, u32 seg_max);
 void siw_tx_fpdu_seal(struct siw_qp *qp);
 int siw_tx_fpdu_send(struct siw_qp *qp, bool more);
+
+/* siw_zcopy.c: payload pages handed to TCP, completions after release */
+int siw_zc_ctx_create(struct siw_qp *qp);
+void siw_zc_ctx_detach(struct siw_qp *qp);
+void siw_zc_ctx_free(struct siw_qp *qp);
+u32 siw_zc_released(struct siw_qp *qp);
+u32 siw_zc_started(struct siw_qp *qp);
+void siw_tx_zc_begin(struct siw_qp *qp);
+void siw_tx_zc_end(struct siw_qp *qp);
+bool siw_tx_zc_pages_ok(const struct siw_tx *tx);
 
 /* MPA connection setup, decoded (siw_mpa.c, used by siw_cm.c) */
 struct siw_mpa_info {

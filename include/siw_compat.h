@@ -8,6 +8,7 @@
 
 #include <linux/version.h>
 #include <linux/netdevice.h>
+#include <linux/skbuff.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -24,6 +25,21 @@ static inline struct ib_udata *siw_cq_udata(struct ib_udata *u)
 {
 	return u;
 }
+#endif
+
+/*
+ * Zero-copy transmit release callback: a plain function pointer in the
+ * ubuf_info up to 6.9, a const ubuf_info_ops table from 6.10.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#define SIW_DEFINE_UBUF_OPS(name, fn) \
+	static const struct ubuf_info_ops name = { .complete = fn }
+#define siw_ubuf_bind(u, name)	((u)->ops = &(name))
+#else
+#define SIW_DEFINE_UBUF_OPS(name, fn) \
+	static void (*const name)(struct sk_buff *, struct ubuf_info *, \
+				  bool) = fn
+#define siw_ubuf_bind(u, name)	((u)->callback = (name))
 #endif
 
 #endif
