@@ -161,6 +161,7 @@ struct siw_cep {
 	bool attached;			/* siw_qp_to_rts() succeeded */
 	struct iw_cm_id *cm_id;		/* add_ref held */
 	bool cm_open;			/* a CLOSE event is owed to cm_id */
+	bool keep_sent;			/* abort: still deliver what TCP holds */
 	bool provider_ref;		/* iw_cm child may call accept/reject */
 	struct siw_listener *listener;	/* until CONNECT_REQUEST delivered */
 	struct list_head lnode;		/* on listener->pending */
@@ -762,6 +763,22 @@ static bool siw_sk_gone(struct sock *sk)
 
 /* ----------------------------------------------------------- teardown */
 
+/*
+ * Drop what the peer sent and nobody will read: TCP answers a close with
+ * unread data by a reset, which would also discard what we still have to
+ * send.
+ */
+static void siw_sock_discard_rx(struct socket *sock)
+{
+	struct msghdr msg = { .msg_flags = MSG_DONTWAIT };
+	int n;
+
+	do {
+		n = kernel_recvmsg(sock, &msg, NULL, 0, INT_MAX,
+				   MSG_DONTWAIT | MSG_TRUNC);
+	} while (n > 0);
+}
+
 static void siw_cep_unlisten(struct siw_cep *cep)
 {
 	if (cep->active)
@@ -801,10 +818,13 @@ static void siw_cep_close(struct siw_cep *cep, bool abort, int status)
 		cep->attached = false;
 	}
 	if (cep->sock) {
-		if (abort)
+		if (abort && !cep->keep_sent) {
 			sock_no_linger(cep->sock->sk);
-		else
+		} else {
+			if (abort)
+				siw_sock_discard_rx(cep->sock);
 			kernel_sock_shutdown(cep->sock, SHUT_WR);
+		}
 		sock_release(cep->sock);
 		cep->sock = NULL;
 	}
@@ -1491,7 +1511,14 @@ static void siw_cep_do_rdma(struct siw_cep *cep, unsigned long ev,
 	struct sock *sk = cep->sock->sk;
 
 	if (ev & BIT(SIW_EV_ABORT)) {
+		/*
+		 * The QP is in error (its consumer moved it there or destroys
+		 * it): the connection ends now, but work requests that
+		 * completed are in TCP's queue and still reach the peer,
+		 * followed by a FIN, as with the kernel's siw.
+		 */
 		siw_dbg(cep->sdev, "abortive close of %pISpc\n", &cep->raddr);
+		cep->keep_sent = true;
 		siw_cep_close(cep, true, 0);
 	} else if (READ_ONCE(sk->sk_err)) {
 		siw_dbg(cep->sdev, "connection to %pISpc reset: %d\n",
@@ -1950,8 +1977,14 @@ int siw_cm_init(void)
 {
 	int rv;
 
-	siw_cm_wq = alloc_workqueue("siw_cm_wq", WQ_UNBOUND | WQ_MEM_RECLAIM,
-				    0);
+	/*
+	 * Ordered: connection steps run in the order they were triggered, so
+	 * connect requests reach iw_cm in the order the peer made them and
+	 * our own MPA requests leave in the order the ULP connected. ULPs
+	 * that open several connections at once pair them up by that order
+	 * (perftest -q N did, and stalled when two swapped).
+	 */
+	siw_cm_wq = alloc_ordered_workqueue("siw_cm_wq", WQ_MEM_RECLAIM);
 	if (!siw_cm_wq)
 		return -ENOMEM;
 	rv = register_pernet_subsys(&siw_cm_net_ops);

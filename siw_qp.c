@@ -16,6 +16,7 @@
 #include <linux/vmalloc.h>
 #include <linux/slab.h>
 #include <net/tcp.h>
+#include <rdma/restrack.h>
 
 #include "siw.h"
 
@@ -61,6 +62,7 @@ int siw_qp_init(struct siw_qp *qp, struct siw_device *sdev)
 	spin_lock_init(&qp->rq_lock);
 	spin_lock_init(&qp->orq_lock);
 	INIT_WORK(&qp->tx_work, siw_tx_work);
+	mutex_init(&qp->tx_mutex);
 	qp->attrs.state = SIW_QP_IDLE;
 
 	rv = siw_zc_ctx_create(qp);
@@ -266,6 +268,9 @@ void siw_qp_llp_closed(struct siw_qp *qp)
 	/* the TX work flushes what it owns and keeps off the socket */
 	siw_qp_schedule_tx(qp);
 	flush_work(&qp->tx_work);
+	/* and a doorbell transmitting inline */
+	mutex_lock(&qp->tx_mutex);
+	mutex_unlock(&qp->tx_mutex);
 
 	spin_lock_bh(&qp->state_lock);
 	sock = qp->sock;
@@ -727,7 +732,14 @@ int siw_sqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe, bool flush)
 		spin_unlock_irqrestore(&qp->sq_lock, flags);
 		return -EBUSY;
 	}
-	WRITE_ONCE(slot->flags, 0);
+	/*
+	 * Full barrier between releasing this slot and looking at the next
+	 * one: libsiw rings the doorbell only if, after making its new SQE
+	 * VALID, it finds the one before already released. Without it both
+	 * sides could read the other's old value (store-load reordering)
+	 * and the new SQE would wait for a doorbell that never comes.
+	 */
+	smp_store_mb(slot->flags, 0);
 	qp->sq_get++;
 
 	memset(wqe->mr, 0, sizeof(wqe->mr));
@@ -974,4 +986,66 @@ void siw_rx_flush(struct siw_qp *qp)
 		rx->tmr = NULL;
 	}
 	siw_flush_rq_ring(qp);
+}
+
+/* ------------------------------------------------- observability */
+
+/**
+ * siw_qp_fill_res - driver details for `rdma res show qp -dd`
+ * @msg: netlink message being built
+ * @ibqp: the QP
+ *
+ * A snapshot without locks (values may be mid-update): where the send
+ * queue, the transmitter, the read queues and the socket stand, enough to
+ * tell a stalled QP from a busy one.
+ */
+int siw_qp_fill_res(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct siw_qp *qp = to_siw_qp(ibqp);
+	struct siw_sqe *next = NULL;
+	struct socket *sock;
+	u32 sndbuf = 0, queued = 0, nospace = 0;
+	struct nlattr *nest;
+
+	spin_lock_bh(&qp->state_lock);
+	sock = qp->sock;
+	if (sock && sock->sk) {
+		sndbuf = READ_ONCE(sock->sk->sk_sndbuf);
+		queued = READ_ONCE(sock->sk->sk_wmem_queued);
+		nospace = test_bit(SOCK_NOSPACE, &sock->flags);
+	}
+	spin_unlock_bh(&qp->state_lock);
+	if (qp->sendq)
+		next = &qp->sendq[READ_ONCE(qp->sq_get) % qp->attrs.sq_size];
+
+	nest = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!nest)
+		return -EMSGSIZE;
+	if (rdma_nl_put_driver_u32(msg, "state", READ_ONCE(qp->attrs.state)) ||
+	    rdma_nl_put_driver_u32(msg, "sq_get", READ_ONCE(qp->sq_get)) ||
+	    rdma_nl_put_driver_u32(msg, "sq_next_valid", next &&
+				   (READ_ONCE(next->flags) & SIW_WQE_VALID)) ||
+	    rdma_nl_put_driver_u32(msg, "tx_active", READ_ONCE(qp->tx.active)) ||
+	    rdma_nl_put_driver_u32(msg, "tx_fpdu_busy",
+				   READ_ONCE(qp->tx.fpdu_busy)) ||
+	    rdma_nl_put_driver_u32(msg, "tx_work_pending",
+				   work_pending(&qp->tx_work)) ||
+	    rdma_nl_put_driver_u32(msg, "orq_out", READ_ONCE(qp->orq_put) -
+				   READ_ONCE(qp->reads_done)) ||
+	    rdma_nl_put_driver_u32(msg, "irq_out", READ_ONCE(qp->irq_put) -
+				   READ_ONCE(qp->irq_get)) ||
+	    rdma_nl_put_driver_u32(msg, "cqe_waiting",
+				   READ_ONCE(qp->sq_done_put) -
+				   READ_ONCE(qp->sq_done_get)) ||
+	    rdma_nl_put_driver_u32(msg, "zc_unreleased", siw_zc_started(qp) -
+				   siw_zc_released(qp)) ||
+	    rdma_nl_put_driver_u32(msg, "rx_state", READ_ONCE(qp->rx.state)) ||
+	    rdma_nl_put_driver_u32(msg, "sk_sndbuf", sndbuf) ||
+	    rdma_nl_put_driver_u32(msg, "sk_wmem_queued", queued) ||
+	    rdma_nl_put_driver_u32(msg, "sk_nospace", nospace)) {
+		nla_nest_cancel(msg, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, nest);
+	return 0;
 }

@@ -464,10 +464,9 @@ static bool siw_orq_empty(struct siw_qp *qp)
 	return empty;
 }
 
-static void siw_tx_run(struct siw_qp *qp)
+static void siw_tx_run(struct siw_qp *qp, int budget)
 {
 	struct siw_tx *tx = &qp->tx;
-	int budget = SIW_TX_BUDGET;
 	int rv;
 
 	/* completions that waited for zero-copy releases */
@@ -549,8 +548,31 @@ void siw_tx_work(struct work_struct *w)
 {
 	struct siw_qp *qp = container_of(w, struct siw_qp, tx_work);
 
-	siw_tx_run(qp);
+	mutex_lock(&qp->tx_mutex);
+	siw_tx_run(qp, SIW_TX_BUDGET);
+	mutex_unlock(&qp->tx_mutex);
 	siw_qp_put(qp);
+}
+
+#define SIW_TX_INLINE_BUDGET 16
+
+/**
+ * siw_tx_now - transmit from the caller's context
+ * @qp: the QP; caller may sleep (the user QP doorbell)
+ *
+ * Saves the hand-over to the TX work on the latency path: a small message
+ * is framed and queued to TCP before the doorbell returns. While the work
+ * (or another caller) transmits, or after SIW_TX_INLINE_BUDGET FPDUs, the
+ * rest is left to the work.
+ */
+void siw_tx_now(struct siw_qp *qp)
+{
+	if (!mutex_trylock(&qp->tx_mutex)) {
+		siw_qp_schedule_tx(qp);
+		return;
+	}
+	siw_tx_run(qp, SIW_TX_INLINE_BUDGET);
+	mutex_unlock(&qp->tx_mutex);
 }
 
 void siw_qp_write_space(struct siw_qp *qp)

@@ -1000,7 +1000,14 @@ static void siw_qp_kick(struct siw_qp *qp, bool send)
 	/* order the VALID stores above against the state read */
 	smp_mb();
 	state = READ_ONCE(qp->attrs.state);
-	if (state == SIW_QP_RTS && send)
+	/*
+	 * The user doorbell is a system call: transmit right here. Kernel
+	 * consumers post from any context (softirq, under their locks), so
+	 * their work goes to the TX work.
+	 */
+	if (state == SIW_QP_RTS && send && qp->user)
+		siw_tx_now(qp);
+	else if (state == SIW_QP_RTS && send)
 		siw_qp_schedule_tx(qp);
 	else if (state == SIW_QP_ERROR)
 		siw_qp_flush(qp);
@@ -1379,6 +1386,7 @@ const struct ib_device_ops siw_device_ops = {
 	.create_qp = siw_create_qp,
 	.modify_qp = siw_modify_qp,
 	.query_qp = siw_query_qp,
+	.fill_res_qp_entry = siw_qp_fill_res,
 	.post_send = siw_post_send,
 	.post_recv = siw_post_recv,
 	.destroy_qp = siw_destroy_qp,

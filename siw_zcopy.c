@@ -16,6 +16,7 @@
 #include <linux/slab.h>
 #include <linux/skbuff.h>
 #include <net/sock.h>
+#include <kunit/visibility.h>
 
 #include "siw.h"
 
@@ -85,6 +86,26 @@ u32 siw_zc_started(struct siw_qp *qp)
 	return qp->zc ? READ_ONCE(qp->zc->started) : 0;
 }
 
+/**
+ * siw_zc_mark_released - record the release of zero-copy message @seq
+ * @ctx: the QP's bookkeeping, lock held (or private to a test)
+ * @seq: the message's sequence number
+ *
+ * Releases may come out of order (a clone of an earlier skb can outlive a
+ * later one); ctx->released only moves over an unbroken run of released
+ * messages. Return: the new ctx->released.
+ */
+u32 siw_zc_mark_released(struct siw_zc_ctx *ctx, u32 seq)
+{
+	__set_bit(seq % SIW_ZC_MAX, ctx->done);
+	while (test_bit(ctx->released % SIW_ZC_MAX, ctx->done)) {
+		__clear_bit(ctx->released % SIW_ZC_MAX, ctx->done);
+		WRITE_ONCE(ctx->released, ctx->released + 1);
+	}
+	return ctx->released;
+}
+EXPORT_SYMBOL_IF_KUNIT(siw_zc_mark_released);
+
 /*
  * TCP dropped a reference (it calls this for every one). The last one
  * means the peer acknowledged every byte: record the release, in order,
@@ -102,11 +123,7 @@ static void siw_zc_release(struct sk_buff *skb, struct ubuf_info *uarg,
 		return;
 
 	spin_lock_irqsave(&ctx->lock, flags);
-	__set_bit(zc->seq % SIW_ZC_MAX, ctx->done);
-	while (test_bit(ctx->released % SIW_ZC_MAX, ctx->done)) {
-		__clear_bit(ctx->released % SIW_ZC_MAX, ctx->done);
-		WRITE_ONCE(ctx->released, ctx->released + 1);
-	}
+	siw_zc_mark_released(ctx, zc->seq);
 	if (ctx->qp)
 		siw_qp_schedule_tx(ctx->qp);
 	spin_unlock_irqrestore(&ctx->lock, flags);

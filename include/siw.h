@@ -521,8 +521,9 @@ struct siw_qp {
 	bool sq_drain_flush;
 	struct siw_zc_ctx *zc;		/* zero-copy transmit, siw_mpa.c */
 
-	/* transmit: serialized by tx_work */
+	/* transmit: by tx_work, or inline from the user's doorbell */
 	struct work_struct tx_work;
+	struct mutex tx_mutex;		/* one transmitter at a time */
 	struct siw_tx tx;
 	bool tx_fence_wait;		/* read fence pending */
 
@@ -587,6 +588,7 @@ void siw_rx_flush(struct siw_qp *qp);
 void siw_qp_schedule_tx(struct siw_qp *qp);
 void siw_qp_event(struct siw_qp *qp, enum ib_event_type type);
 enum ib_qp_state siw_qp_ib_state(const struct siw_qp *qp);
+int siw_qp_fill_res(struct sk_buff *msg, struct ib_qp *ibqp);
 int siw_cqe_add(struct siw_cq *cq, const struct siw_sqe *sqe, u8 opcode,
 		u32 bytes, enum ib_wc_status status, bool solicited,
 		u32 inval_stag, struct siw_qp *qp);
@@ -628,6 +630,7 @@ u32 siw_zc_started(struct siw_qp *qp);
 void siw_tx_zc_begin(struct siw_qp *qp);
 void siw_tx_zc_end(struct siw_qp *qp);
 bool siw_tx_zc_pages_ok(const struct siw_tx *tx);
+u32 siw_zc_mark_released(struct siw_zc_ctx *ctx, u32 seq);
 
 /* MPA connection setup, decoded (siw_mpa.c, used by siw_cm.c) */
 struct siw_mpa_info {
@@ -662,6 +665,7 @@ int siw_ddp_rx_place(struct siw_qp *qp, const struct sk_buff *skb, int off,
 
 /* siw_rdmap.c: transmit engine, RDMAP semantics, Terminate */
 void siw_tx_work(struct work_struct *w);
+void siw_tx_now(struct siw_qp *qp);
 void siw_qp_write_space(struct siw_qp *qp);	/* from sk_write_space */
 int siw_rdmap_rx_hdr(struct siw_qp *qp);
 int siw_rdmap_rx_done(struct siw_qp *qp);

@@ -3,6 +3,7 @@
 # One boot: netns h1/h2 joined by veth (tests/lib.sh netns_pair), then
 #   tcp   iperf3, one stream, h1 -> h2
 #   ours  this project's siw (build/$KVER/siw.ko)
+#   ourszc  the same with zero-copy transmit (modprobe siw zcopy_min=16384)
 #   ref   the kernel's siw (build/ref/$KVER/siw.ko, scripts/build-ref.sh),
 #         after rmmod of ours, same boot
 #   rxe   rdma_rxe
@@ -16,7 +17,7 @@ trap - ERR
 raw=${SIW_BENCH_RAW:?}
 reps=${SIW_BENCH_REPS:-3}
 scale=${SIW_BENCH_SCALE:-1}
-impls=${SIW_BENCH_IMPLS:-tcp ours ref rxe}
+impls=${SIW_BENCH_IMPLS:-tcp ours ourszc ref rxe}
 H2=10.88.0.2
 log() { echo "bench: $*"; }
 mkdir -p "$(dirname "$raw")"
@@ -170,15 +171,18 @@ modprobe -a ib_core ib_uverbs iw_cm rdma_cm rdma_ucm libcrc32c crc32c_generic 2>
 for impl in $impls; do
 	case $impl in
 	tcp) bench_tcp ;;
-	ours)
-		(siw_install) >/dev/null 2>&1 || { log "ours: install failed"; continue; }
-		modprobe siw || { log "ours: modprobe failed"; continue; }
-		grep -q O /sys/module/siw/taint || { log "ours: the loaded siw is not ours"; continue; }
-		log "ours: srcversion $(cat /sys/module/siw/srcversion 2>/dev/null)"
-		devs_add siw siw || { log "ours: device setup failed"; devs_del siw; siw_rm; continue; }
-		bench_perf ours siw1 siw2
+	ours | ourszc)
+		# ourszc: ours with zero-copy transmit (zcopy_min=16384)
+		zc=0
+		[[ $impl == ourszc ]] && zc=16384
+		(siw_install) >/dev/null 2>&1 || { log "$impl: install failed"; continue; }
+		modprobe siw zcopy_min=$zc || { log "$impl: modprobe failed"; continue; }
+		grep -q O /sys/module/siw/taint || { log "$impl: the loaded siw is not ours"; continue; }
+		log "$impl: srcversion $(cat /sys/module/siw/srcversion 2>/dev/null) zcopy_min $(cat /sys/module/siw/parameters/zcopy_min)"
+		devs_add siw siw || { log "$impl: device setup failed"; devs_del siw; siw_rm; continue; }
+		bench_perf "$impl" siw1 siw2
 		devs_del siw
-		siw_rm || log "ours: rmmod failed"
+		siw_rm || log "$impl: rmmod failed"
 		;;
 	ref)
 		ko=$SIW_TOP/build/ref/$(uname -r)/siw.ko

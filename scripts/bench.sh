@@ -3,7 +3,7 @@
 # TCP, in ONE boot of the stock kernel under qemu (TCG), between two network
 # namespaces joined by a veth pair.
 #
-# usage: scripts/bench.sh [--reps N] [--scale F] [--impls "tcp ours ref rxe"]
+# usage: scripts/bench.sh [--reps N] [--scale F] [--impls "tcp ours ourszc ref rxe"]
 #                         [--docs] [--table-only RAW.tsv]
 #   --reps N      repetitions per measurement, the median is reported (3)
 #   --scale F     multiply the perftest iteration counts by F (1)
@@ -16,7 +16,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
-reps=3 scale=1 impls="tcp ours ref rxe" docs=0 table_only=
+reps=3 scale=1 impls="tcp ours ourszc ref rxe" docs=0 table_only=
 while (($#)); do
 	case $1 in
 	--reps) reps=$2; shift 2 ;;
@@ -98,7 +98,7 @@ def fmt(v, note='', d=1):
     return ('n/a' if v is None else f'{v:.{d}f}') + note
 def ratio(a, b):
     return 'n/a' if a is None or b is None or b == 0 else f'{a / b:.2f}'
-impls = ['tcp', 'ours', 'ref', 'rxe']
+impls = ['tcp', 'ours', 'ourszc', 'ref', 'rxe']
 bw = [('write_bw_64k', 'ib_write_bw 64 KiB'), ('read_bw_64k', 'ib_read_bw 64 KiB'),
       ('send_bw_1m', 'ib_send_bw 1 MiB')]
 lat = [('write_lat_64', 'ib_write_lat 64 B'), ('send_lat_64', 'ib_send_lat 64 B'),
@@ -112,35 +112,35 @@ print()
 print('Throughput in MiB/s (higher is better); latency in us, perftest t_typical '
       '(lower is better; ratios < 1 mean ours is faster).')
 print()
-print('| test | TCP (iperf3) | ours | reference siw | rxe | ours/ref | ours/rxe | ours/TCP |')
-print('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
+print('| test | TCP (iperf3) | ours | ours zero-copy | reference siw | rxe | ours/ref | ours/rxe | ours/TCP | zero-copy/ours |')
+print('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
 tcp, tn = cell('tcp', 'iperf3')
-print(f'| TCP stream, 1 flow | {fmt(tcp, tn)} | | | | | | |')
+print(f'| TCP stream, 1 flow | {fmt(tcp, tn)} | | | | | | | | |')
 for t, name in bw:
-    o, on = cell('ours', t); f, fn = cell('ref', t); x, xn = cell('rxe', t)
-    print(f'| {name} | | {fmt(o, on)} | {fmt(f, fn)} | {fmt(x, xn)} | {ratio(o, f)} | {ratio(o, x)} | {ratio(o, tcp)} |')
+    o, on = cell('ours', t); f, fn = cell('ref', t); x, xn = cell('rxe', t); z, zn = cell('ourszc', t)
+    print(f'| {name} | | {fmt(o, on)} | {fmt(z, zn)} | {fmt(f, fn)} | {fmt(x, xn)} | {ratio(o, f)} | {ratio(o, x)} | {ratio(o, tcp)} | {ratio(z, o)} |')
 for t, name in lat:
-    o, on = cell('ours', t); f, fn = cell('ref', t); x, xn = cell('rxe', t)
-    print(f'| {name} (us) | | {fmt(o, on)} | {fmt(f, fn)} | {fmt(x, xn)} | {ratio(o, f)} | {ratio(o, x)} | |')
+    o, on = cell('ours', t); f, fn = cell('ref', t); x, xn = cell('rxe', t); z, zn = cell('ourszc', t)
+    print(f'| {name} (us) | | {fmt(o, on)} | {fmt(z, zn)} | {fmt(f, fn)} | {fmt(x, xn)} | {ratio(o, f)} | {ratio(o, x)} | | {ratio(z, o)} |')
 print()
 print('Guest CPU time per MiB moved (ms/MiB; /proc/stat over the client run, both '
       'vCPUs, both netns; "kernel" = system+irq+softirq, "total" adds user time, '
       'which for perftest is mostly CQ busy-polling):')
 print()
-print('| test | TCP kernel / total | ours kernel / total | reference kernel / total | rxe kernel / total |')
-print('| --- | ---: | ---: | ---: | ---: |')
+print('| test | TCP kernel / total | ours kernel / total | ours zero-copy kernel / total | reference kernel / total | rxe kernel / total |')
+print('| --- | ---: | ---: | ---: | ---: | ---: |')
 def cpu(impl, test):
     rs = [r for r in R if r['impl'] == impl and r['test'] == test and r['status'] == 'ok']
     k = med([num(r['cpu_kernel_s']) * 1000 / (float(r['bytes']) / 1048576) for r in rs if num(r['bytes'])])
     a = med([num(r['cpu_total_s']) * 1000 / (float(r['bytes']) / 1048576) for r in rs if num(r['bytes'])])
     return 'n/a' if k is None else f'{k:.1f} / {a:.1f}'
-print(f"| TCP stream | {cpu('tcp', 'iperf3')} | | | |")
+print(f"| TCP stream | {cpu('tcp', 'iperf3')} | | | | |")
 for t, name in bw:
-    print(f"| {name} | | {cpu('ours', t)} | {cpu('ref', t)} | {cpu('rxe', t)} |")
+    print(f"| {name} | | {cpu('ours', t)} | {cpu('ourszc', t)} | {cpu('ref', t)} | {cpu('rxe', t)} |")
 print()
 avg = []
 for t, name in lat:
-    avg.append(f"{name}: " + ', '.join(f"{i} {fmt(cell(i, t, 'value2')[0])}" for i in ('ours', 'ref', 'rxe')))
+    avg.append(f"{name}: " + ', '.join(f"{i} {fmt(cell(i, t, 'value2')[0])}" for i in ('ours', 'ourszc', 'ref', 'rxe')))
 print('Latency averages (us): ' + '; '.join(avg) + '.')
 fails = [r for r in R if r['status'] == 'fail']
 if fails:

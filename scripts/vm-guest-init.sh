@@ -11,7 +11,9 @@ umask 022
 poweroff_now() {
 	sync
 	echo o >/proc/sysrq-trigger
-	sleep 60
+	# init must never exit (that panics the kernel); while the power-off
+	# runs even exec may fail, so keep looping
+	while :; do sleep 5 2>/dev/null || :; done
 }
 
 mount -t proc proc /proc

@@ -341,6 +341,34 @@ static void siw_test_mpa_irdord(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ird, (u32)SIW_MAX_IRD);
 }
 
+/* Zero-copy releases out of order: completions move on in order only. */
+static void siw_test_zc_release_order(struct kunit *test)
+{
+	struct siw_zc_ctx *ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
+	static const u32 order[] = { 2, 0, 1, 4, 3 };
+	static const u32 expect[] = { 0, 1, 3, 3, 5 };
+	unsigned int i;
+	u32 s;
+
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	ctx->started = 5;
+	for (i = 0; i < ARRAY_SIZE(order); i++)
+		KUNIT_EXPECT_EQ(test, siw_zc_mark_released(ctx, order[i]),
+				expect[i]);
+
+	/* a full window across the bitmap's wrap, released newest first */
+	ctx->started = 5 + SIW_ZC_MAX;
+	for (s = 5 + SIW_ZC_MAX - 1; s > 5; s--)
+		KUNIT_EXPECT_EQ(test, siw_zc_mark_released(ctx, s), 5U);
+	KUNIT_EXPECT_EQ(test, siw_zc_mark_released(ctx, 5), 5U + SIW_ZC_MAX);
+	KUNIT_EXPECT_TRUE(test, bitmap_empty(ctx->done, SIW_ZC_MAX));
+
+	/* sequence numbers wrap around u32 */
+	ctx->released = U32_MAX - 1;
+	KUNIT_EXPECT_EQ(test, siw_zc_mark_released(ctx, U32_MAX), U32_MAX - 1);
+	KUNIT_EXPECT_EQ(test, siw_zc_mark_released(ctx, U32_MAX - 1), 0U);
+}
+
 static struct kunit_case siw_mpa_cases[] = {
 	KUNIT_CASE(siw_test_mpa_pad),
 	KUNIT_CASE(siw_test_crc32c_vectors),
@@ -350,6 +378,7 @@ static struct kunit_case siw_mpa_cases[] = {
 	KUNIT_CASE(siw_test_mpa_decode),
 	KUNIT_CASE(siw_test_mpa_crc_decide),
 	KUNIT_CASE(siw_test_mpa_irdord),
+	KUNIT_CASE(siw_test_zc_release_order),
 	{}
 };
 

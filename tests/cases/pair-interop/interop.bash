@@ -233,6 +233,24 @@ io_wire_check() {
 	: >"$TMPD/tshark.err"
 }
 
+# Leaks are attributed per guest while its module is still loaded: the
+# guest running ours fails on any; the guest running the kernel's siw
+# (nothing of ours loaded there in this case) prints them, labelled, and
+# clears them so the end-of-run scan does not charge them to us. Seen: the
+# 6.12 debug kernel's siw leaks six objects per data-check run.
+io_leak_check() {
+	local out rc=0
+	out=$(kmemleak_scan_check 2>&1) || rc=$?
+	((rc == 0)) && return 0
+	if [[ $IO_SIDE == ours ]]; then
+		printf '%s\n' "$out" >&2
+		io_fail "kmemleak: unreferenced objects on the guest running ours"
+	fi
+	siw_is_ours && io_fail "leak check on the reference side, but ours is loaded"
+	io_log "KNOWN DEFECT OF THE REFERENCE: the kernel's siw ($(uname -r)) leaked (cleared, not charged to ours):"
+	printf '%s\n' "$out" | head -n 40
+}
+
 interop_main() {
 	local ours_role=$1
 	need_cmd rdma ss rping ib_write_bw ib_read_bw ib_send_bw tcpdump tshark
@@ -279,6 +297,7 @@ interop_main() {
 	io_datacheck datacheck-crc $((p + 9)) "$(scale 150 25)" "$(scale 1048576 65536)" 2202
 	io_perf ib_write_bw $((p + 10)) -s 65536 -n "$(scale 100 10)"
 	dmesg_problems_since "$IO_MARK"
+	io_leak_check
 	if ((${#IO_FAILS[@]})); then
 		io_log "failed steps:"
 		printf '  %s\n' "${IO_FAILS[@]}"
