@@ -237,7 +237,7 @@ io_wire_check() {
 # guest running ours fails on any; the guest running the kernel's siw
 # (nothing of ours loaded there in this case) prints them, labelled, and
 # clears them so the end-of-run scan does not charge them to us. Seen: the
-# 6.12 debug kernel's siw leaks six objects per data-check run.
+# 6.12 debug kernel's siw leaked six objects in one interop run.
 io_leak_check() {
 	local out rc=0
 	out=$(kmemleak_scan_check 2>&1) || rc=$?
