@@ -1344,13 +1344,6 @@ const struct ib_device_ops siw_device_ops = {
 	.driver_id = RDMA_DRIVER_SIW,
 	.uverbs_abi_ver = SIW_ABI_VERSION,
 
-	/* objects ib_core allocates with our private part behind */
-	INIT_RDMA_OBJ_SIZE(ib_srq, siw_srq, base),
-	INIT_RDMA_OBJ_SIZE(ib_qp, siw_qp, base),
-	INIT_RDMA_OBJ_SIZE(ib_cq, siw_cq, base),
-	INIT_RDMA_OBJ_SIZE(ib_pd, siw_pd, base),
-	INIT_RDMA_OBJ_SIZE(ib_ucontext, siw_ucontext, base),
-
 	/* device and port */
 	.query_device = siw_query_device,
 	.query_port = siw_query_port,
@@ -1400,4 +1393,11 @@ const struct ib_device_ops siw_device_ops = {
 	.iw_get_qp = siw_iw_get_qp,
 	.iw_add_ref = siw_iw_add_ref,
 	.iw_rem_ref = siw_iw_rem_ref,
+
+	/* sizes of what ib_core allocates for us, our struct around its own */
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, siw_ucontext, base),
+	INIT_RDMA_OBJ_SIZE(ib_pd, siw_pd, base),
+	INIT_RDMA_OBJ_SIZE(ib_cq, siw_cq, base),
+	INIT_RDMA_OBJ_SIZE(ib_qp, siw_qp, base),
+	INIT_RDMA_OBJ_SIZE(ib_srq, siw_srq, base),
 };

@@ -153,21 +153,15 @@ static int do_listen(int argc, char **argv, int reject, const char *pdata,
 		case RDMA_CM_EVENT_ESTABLISHED:
 			rdma_ack_cm_event(ev);
 			break;
-		case RDMA_CM_EVENT_DISCONNECTED: {
-			struct rdma_cm_id *id = ev->id;
-
-			rdma_ack_cm_event(ev);
-			drop_qp(id);
-			rdma_destroy_id(id);
-			open--;
-			break;
-		}
 		default:
-			NOTE("event %s status %d", rdma_event_str(ev->event),
-			     ev->status);
+			if (ev->event != RDMA_CM_EVENT_DISCONNECTED)
+				NOTE("event %s status %d",
+				     rdma_event_str(ev->event), ev->status);
 			if (ev->id != ev->listen_id && ev->id->qp &&
-			    (ev->event == RDMA_CM_EVENT_CONNECT_ERROR ||
+			    (ev->event == RDMA_CM_EVENT_DISCONNECTED ||
+			     ev->event == RDMA_CM_EVENT_CONNECT_ERROR ||
 			     ev->event == RDMA_CM_EVENT_UNREACHABLE)) {
+				/* an accepted connection ended */
 				struct rdma_cm_id *id = ev->id;
 
 				rdma_ack_cm_event(ev);
