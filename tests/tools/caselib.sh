@@ -171,3 +171,109 @@ rdev_veth_local() {
 	RDEV=${RDEV_PFX}0 RDEV_IP=10.89.0.1
 	rdev_add "$RDEV" vh1
 }
+
+# ---- wire checks (tshark's iWARP dissectors) --------------------------------
+# tshark costs seconds per start in a TCG guest (tens of seconds on the debug
+# kernel), so a capture is read once for all counts (wire_scan) and once more
+# for the CRC verdicts (wire_crc); the detailed queries run only when a count
+# says something is wrong. The SMB-Direct / RPC-over-RDMA heuristics on
+# iWARP Send payloads are not wire checks (they raised exceptions on
+# perftest's small Sends): off.
+wire_tsh() { # CAP ARGS...
+	local cap=$1
+	shift
+	tshark -n --disable-heuristic smb_direct_iwarp --disable-heuristic rpcrdma_iwarp \
+		-r "$cap" "$@" 2>>"$TMPD/tshark.err"
+}
+
+# Display filters wire_scan counts frames of, by name.
+WIRE_FILTERS=(
+	all 'frame'
+	req 'iwarp_mpa.req'
+	rep 'iwarp_mpa.rep'
+	fpdu 'iwarp_mpa.fpdu'
+	ddp 'iwarp_ddp'
+	rdma 'iwarp_rdma'
+	malformed '_ws.malformed'
+	complaint 'iwarp_mpa.bad_length || iwarp_mpa.res.not_set0 || iwarp_mpa.rev.not_set1 || iwarp_mpa.rej_flag == 1'
+	terminate 'iwarp_rdma.opcode == 7'
+	crc_check 'iwarp_mpa.crc_check'
+	rep_crc 'iwarp_mpa.rep && iwarp_mpa.crc_flag == 1'
+	rep_nocrc 'iwarp_mpa.rep && iwarp_mpa.crc_flag == 0'
+	expert '(iwarp_mpa || iwarp_ddp || iwarp_rdma) && _ws.expert.severity >= 6291456'
+)
+
+wire_filter() { # NAME -> its display filter
+	local i
+	for ((i = 0; i < ${#WIRE_FILTERS[@]}; i += 2)); do
+		[[ ${WIRE_FILTERS[i]} == "$1" ]] && { echo "${WIRE_FILTERS[i + 1]}"; return 0; }
+	done
+	return 1
+}
+
+# wire_scan CAP: one tshark pass. Sets WIRE[name] (frame counts for
+# WIRE_FILTERS), writes $TMPD/wire.mpa ("frame req rep rev marker crc rej
+# pdlen" per MPA request/reply frame) and $TMPD/wire.ops (RDMAP opcode
+# counts). Fails the case if tshark gives no statistics.
+declare -gA WIRE=()
+wire_scan() {
+	local cap=$1 z=io,stat,0 i raw=$TMPD/wire.raw
+	for ((i = 1; i < ${#WIRE_FILTERS[@]}; i += 2)); do z+=",${WIRE_FILTERS[i]}"; done
+	wire_tsh "$cap" -Y 'iwarp_mpa.req || iwarp_mpa.rep || iwarp_rdma' -T fields \
+		-e frame.number -e iwarp_mpa.req -e iwarp_mpa.rep -e iwarp_mpa.rev -e iwarp_mpa.marker_flag \
+		-e iwarp_mpa.crc_flag -e iwarp_mpa.rej_flag -e iwarp_mpa.pdlength -e iwarp_rdma.opcode \
+		-z "$z" >"$raw" || true
+	awk -F'\t' '/^[0-9]+\t/ && ($2 != "" || $3 != "") { print $1, ($2 != "" ? 1 : 0), ($3 != "" ? 1 : 0), $4, $5, $6, $7, $8 }' \
+		"$raw" >"$TMPD/wire.mpa"
+	awk -F'\t' '/^[0-9]+\t/ && $9 != "" { n = split($9, a, ","); for (k = 1; k <= n; k++) c[a[k]]++ }
+		END { for (o in c) printf "%7d %s\n", c[o], o }' "$raw" | sort -k2 >"$TMPD/wire.ops"
+	# io,stat's data row: "| 0.000 <> 1.234 | f1 | b1 | f2 | b2 | ..."
+	local row
+	row=$(awk -F'|' '/<>/ { s = ""; for (k = 3; k < NF; k += 2) { gsub(/ /, "", $k); s = s " " $k } print s; exit }' "$raw")
+	local -a cnt
+	read -r -a cnt <<<"$row"
+	((${#cnt[@]} == ${#WIRE_FILTERS[@]} / 2)) ||
+		fail "tshark gave no statistics for $cap: $(tail -n 3 "$raw") $(tail -n 3 "$TMPD/tshark.err")"
+	WIRE=()
+	for ((i = 0; i < ${#cnt[@]}; i++)); do WIRE[${WIRE_FILTERS[2 * i]}]=${cnt[i]}; done
+}
+
+# wire_crc CAP: second pass for the FPDU CRC verdicts tshark gives only in
+# its verbose text ("CRC check: 0x... (Good CRC32)" / "(Bad CRC32, should
+# be 0x...)"). Sets WIRE[crc_good], WIRE[crc_bad]; $TMPD/wire.crc has the bad lines.
+wire_crc() {
+	local cap=$1
+	wire_tsh "$cap" -Y iwarp_mpa.fpdu -V -O iwarp_mpa | grep -E '^ *CRC check: ' >"$TMPD/wire.crc.all" || true
+	WIRE[crc_good]=$(grep -c 'Good CRC32' "$TMPD/wire.crc.all" || true)
+	grep -v 'Good CRC32' "$TMPD/wire.crc.all" >"$TMPD/wire.crc" || true
+	WIRE[crc_bad]=$(wc -l <"$TMPD/wire.crc")
+}
+
+# wire_faults CAP: empty when WIRE (from wire_scan) shows no fault; else one
+# line naming the first kind with the frames (and decodes them to stdout).
+# Faults: malformed frames, MPA header complaints, Terminates, expert
+# warnings/errors inside iWARP frames (TCP-level ones such as window or
+# retransmission notes are not iWARP faults).
+wire_faults() {
+	local cap=$1 bad f
+	if ((WIRE[malformed])); then
+		bad=$(wire_tsh "$cap" -Y '_ws.malformed' -T fields -e frame.number | head -n 5 | xargs)
+		f=${bad%% *}
+		[[ -n $f ]] && wire_tsh "$cap" -Y "frame.number == $f" -V | sed -n '/Transmission Control Protocol/,$p' | tail -n 60 >&2
+		echo "malformed frames: $bad"
+		return
+	fi
+	if ((WIRE[complaint])); then
+		echo "MPA complaints (bad length / reserved / revision / reject) in frames: $(wire_tsh "$cap" -Y "$(wire_filter complaint)" -T fields -e frame.number | head -n 5 | xargs)"
+		return
+	fi
+	if ((WIRE[terminate])); then
+		echo "RDMAP Terminate in frames: $(wire_tsh "$cap" -Y 'iwarp_rdma.opcode == 7' -T fields -e frame.number | head -n 3 | xargs)"
+		return
+	fi
+	if ((WIRE[expert])); then
+		bad=$(wire_tsh "$cap" -Y "$(wire_filter expert)" -T fields -e frame.number -e _ws.expert.message |
+			grep -viE 'tcp|window|retransmission|dup ack|keep-alive' | head -n 5 || true)
+		[[ -z $bad ]] || echo "expert warnings/errors in iWARP frames: $(xargs <<<"$bad")"
+	fi
+}

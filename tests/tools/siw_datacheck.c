@@ -112,6 +112,7 @@ struct msg {
 	uint64_t size, roff, key;
 	uint64_t addr, len;
 	uint32_t rkey, count;
+	uint32_t no_empty_read;	/* HELLO: server never picks a zero-length READ */
 	char text[96];
 };
 
@@ -134,6 +135,7 @@ static struct {
 	unsigned total;
 	int fence_reads;
 	int no_empty_sge;	/* every SGE carries >= 1 byte */
+	int no_empty_read;	/* no zero-length READ (asked by the client) */
 } o = { .port = 18515, .iters = 200, .max_size = 8u << 20, .timeout = 30, .total = 1800 };
 
 static struct rdma_event_channel *ch;
@@ -387,6 +389,8 @@ static void gen_op(uint64_t seed, int i, size_t region_len, struct op *op)
 		op->size = rnd_range(&s, 1, mx);
 	if (op->size > mx)
 		op->size = mx;
+	if (op->type == OP_READ && op->size == 0 && o.no_empty_read && mx > 0)
+		op->size = 1;
 	op->roff = rnd_range(&s, 0, region_len - op->size);
 	op->key = seed * 1000003ull + (uint64_t)i * 7919ull + 1;
 }
@@ -523,10 +527,11 @@ static int run_server(void)
 	o.iters = (int)h->iters;
 	o.max_size = h->max_size;
 	o.err = (int)h->errkind;
+	o.no_empty_read = (int)h->no_empty_read;
 	if (h->srq && !srq)
 		NOTE("client asked for srq mode but server was not started with --srq");
-	printf("# server: seed %llu iters %d max_size %zu error %s srq %d\n",
-	       (unsigned long long)o.seed, o.iters, o.max_size, err_table[o.err].name, !!srq);
+	printf("# server: seed %llu iters %d max_size %zu error %s srq %d no-empty-read %d\n",
+	       (unsigned long long)o.seed, o.iters, o.max_size, err_table[o.err].name, !!srq, o.no_empty_read);
 	fflush(stdout);
 	if (o.err != E_NONE)
 		return server_error_mode(o.err);
@@ -876,7 +881,8 @@ static int run_client(void)
 {
 	client_connect();
 	struct msg h = { .type = M_HELLO, .seed = o.seed, .iters = (uint32_t)o.iters,
-			 .max_size = o.max_size, .errkind = (uint32_t)o.err, .srq = (uint32_t)o.srq };
+			 .max_size = o.max_size, .errkind = (uint32_t)o.err, .srq = (uint32_t)o.srq,
+			 .no_empty_read = (uint32_t)o.no_empty_read };
 	printf("# client: seed %llu iters %d max_size %zu error %s\n", (unsigned long long)o.seed,
 	       o.iters, o.max_size, err_table[o.err].name);
 	fflush(stdout);
@@ -991,6 +997,7 @@ static void usage(void)
 		"usage: siw_datacheck -s [-b bindaddr] [-p port] [--srq] [-t timeout] [-T total]\n"
 		"       siw_datacheck -c host [-p port] [-n iters] [-S seed] [-m maxsize]\n"
 		"                     [--error=KIND] [--srq] [--fence-reads] [--no-empty-sge]\n"
+		"                     [--no-empty-read]\n"
 		"                     [-t timeout] [-v]\n"
 		"error kinds:");
 	for (int k = 1; k < E_NUM; k++)
@@ -1006,6 +1013,7 @@ int main(int argc, char **argv)
 		{ "seed", required_argument, 0, 'S' }, { "max-size", required_argument, 0, 'm' },
 		{ "fence-reads", no_argument, 0, 'F' },
 		{ "no-empty-sge", no_argument, 0, 'Z' },
+		{ "no-empty-read", no_argument, 0, 'R' },
 		{ 0 }
 	};
 	int c;
@@ -1027,6 +1035,7 @@ int main(int argc, char **argv)
 		case 'Q': o.srq = 1; break;
 		case 'F': o.fence_reads = 1; break;
 		case 'Z': o.no_empty_sge = 1; break;
+		case 'R': o.no_empty_read = 1; break;
 		case 'E':
 			for (o.err = 1; o.err < E_NUM; o.err++)
 				if (!strcmp(optarg, err_table[o.err].name))
