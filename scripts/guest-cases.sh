@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2031,SC2016
-# Guest side of tests/run: runs the cases of one group in this VM boot.
+# Guest side of tests/run: runs the cases of one boot (one group, or several
+# groups one after the other) in this VM.
 # Env (from tests/run via vm.sh):
-#   SIW_GROUP_DIR   tests/cases/<group> (absolute)
-#   SIW_CASES       "case.sh:TIMEOUT ..." in run order
-#   SIW_CASE_OUTDIR where to write <case>[.<role>].out and results[.<role>]
+#   SIW_GROUP_DIR   directory the case paths are relative to (absolute)
+#   SIW_CASES       "[group/]case.sh:TIMEOUT ..." in run order
+#   SIW_CASE_OUTDIR where to write [group/]<case>[.<role>].out and the
+#                   results file
+#   SIW_RESULTS     results file name (default "results"; [.<role>] added)
 # Each case runs in its own process with a hard timeout, cwd = tree top,
 # output to its .out file. Console markers:
 #   @@CASE-BEGIN <case>      @@CASE-END <case> rc=N secs=S
@@ -14,7 +17,7 @@ top=${SIW_TOP:?}
 out=${SIW_CASE_OUTDIR:?}
 sfx=${SIW_ROLE:+.$SIW_ROLE}
 mkdir -p "$out"
-res=$out/results$sfx
+res=$out/${SIW_RESULTS:-results}$sfx
 : >"$res"
 
 peer_ok=1
@@ -34,6 +37,7 @@ for spec in $SIW_CASES; do
 	i=$((i + 1))
 	name=${c%.sh}
 	of=$out/$name$sfx.out
+	mkdir -p "$(dirname "$of")"
 	echo "@@CASE-BEGIN $name"
 	start=$SECONDS
 	if ((!peer_ok)); then
@@ -42,12 +46,12 @@ for spec in $SIW_CASES; do
 		rc=0
 		if [[ -n ${SIW_ROLE:-} ]]; then
 			# Both guests start each case together.
-			(source "$top/tests/lib.sh"; pair_barrier "case-$i-$name" 600 $((46000 + i))) >"$of" 2>&1 || rc=1
+			(source "$top/tests/lib.sh"; pair_barrier "case-$i-${name//\//-}" 600 $((46000 + i))) >"$of" 2>&1 || rc=1
 		fi
 		if ((rc == 0)); then
 			# timeout makes itself a process-group leader and kills the whole
 			# group on expiry; leftovers of a finished case are killed too.
-			SIW_CASE=$name SIW_CASE_TIMEOUT=$t timeout -k 10 "$t" bash -c 'cd "$SIW_TOP" && exec "$0"' "$SIW_GROUP_DIR/$c" </dev/null >>"$of" 2>&1 &
+			SIW_CASE=${name##*/} SIW_CASE_TIMEOUT=$t timeout -k 10 "$t" bash -c 'cd "$SIW_TOP" && exec "$0"' "$SIW_GROUP_DIR/$c" </dev/null >>"$of" 2>&1 &
 			tpid=$!
 			wait "$tpid" || rc=$?
 			kill -KILL -- "-$tpid" 2>/dev/null

@@ -231,6 +231,9 @@ interop_main() {
 	[[ $ours_role == b ]] && DC_EXTRA='--no-empty-sge --no-empty-read'
 	io_log "ours on role $ours_role; this guest ($SIW_ROLE, $SIW_MY_IP) runs $IO_SIDE, role b is the server"
 	if [[ $IO_SIDE == ours ]]; then io_load_ours; else io_load_ref; fi
+	# unloaded at the end (after the link is gone: exit commands run last
+	# first), so later cases in this boot load their own module
+	on_exit 'for i in $(seq 25); do rmmod siw 2>/dev/null && break; sleep 0.2; done'
 	on_exit "[ -w /sys/module/siw/parameters/mpa_crc_required ] && echo N >/sys/module/siw/parameters/mpa_crc_required"
 	rdev_add "$IO_DEV" eth0
 	pair_barrier loaded 300
