@@ -679,11 +679,15 @@ static int siw_rx_rresp(struct siw_qp *qp)
 	}
 	sink_stag = w->sqe.num_sge ? w->sqe.sge[0].lkey : 0;
 	sink_to = w->sqe.num_sge ? w->sqe.sge[0].laddr : 0;
-	if (stag != sink_stag)
-		return siw_rx_access_err(qp, SIW_ACC_STAG, true);
-	if (to != sink_to + w->done ||
-	    rx->fpdu_payload > w->bytes - w->done)
-		return siw_rx_access_err(qp, SIW_ACC_BOUNDS, true);
+	if (stag != sink_stag || to != sink_to + w->done ||
+	    rx->fpdu_payload > w->bytes - w->done) {
+		siw_warn(qp->sdev,
+			 "QP %u: Read Response STag 0x%08x TO 0x%llx len %u, expected STag 0x%08x TO 0x%llx, %u of %u bytes left\n",
+			 qp_id(qp), stag, to, rx->fpdu_payload, sink_stag,
+			 sink_to + w->done, w->bytes - w->done, w->bytes);
+		return siw_rx_access_err(qp, stag != sink_stag ?
+					 SIW_ACC_STAG : SIW_ACC_BOUNDS, true);
+	}
 	rx->target = w;
 	rx->toff = w->done;
 	return 0;

@@ -621,10 +621,15 @@ static int run_server(void)
 	struct msg f = { .type = M_FIN };
 	send_ctrl(&f, 1);
 	drain_sends();
-	ev = cm_wait(ch, o.timeout);
+	/* The side whose last send just completed closes: the client's last
+	 * send (DONE) completed a round trip ago. A peer that completes a
+	 * send only some time after the bytes left may report a delivered
+	 * message in error if the close overtakes it (the kernel's siw did
+	 * once when the client closed first). */
+	rdma_disconnect(id);
+	ev = cm_expect(ch, RDMA_CM_EVENT_DISCONNECTED, o.timeout);
 	if (ev)
 		rdma_ack_cm_event(ev);
-	rdma_disconnect(id);
 	printf("%s - server: %d iterations verified (seed %llu)\n", t_failures ? "FAIL" : "ok",
 	       o.iters, (unsigned long long)o.seed);
 	return t_failures ? 1 : 0;
@@ -985,6 +990,12 @@ static int run_client(void)
 		done++;
 	}
 	drain_sends();
+	/* the server closes once its FIN has completed (see run_server) */
+	struct rdma_cm_event *ev = cm_expect(ch, RDMA_CM_EVENT_DISCONNECTED, o.timeout);
+	if (ev)
+		rdma_ack_cm_event(ev);
+	else
+		NOTE("server did not close the connection");
 	rdma_disconnect(id);
 	printf("%s - client: %d iterations verified (seed %llu, max size %zu)\n",
 	       t_failures ? "FAIL" : "ok", done, (unsigned long long)o.seed, o.max_size);
