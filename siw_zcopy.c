@@ -25,9 +25,9 @@
  * header/trailer piece and one or two payload pieces into the skb, and
  * skbs fill up their fragment slots at ~10 KB instead of 64 KB. Between
  * two guests (virtio-net) and over veth that cost more than the copy it
- * saves: zero-copy/copy 0.70 for ib_write_bw 64 KiB, 0.64 ib_read_bw,
- * 0.51 ib_send_bw 1 MiB in one benchmark run (docs/bench.md, "ours
- * zero-copy"). On loopback and veth the receiving stack copies zero-copy
+ * saves: zero-copy/copy 0.88 for ib_write_bw 64 KiB, 0.55 ib_read_bw,
+ * 0.37 ib_send_bw 1 MiB in the latest benchmark run (docs/bench.md,
+ * "ours zero-copy"). On loopback and veth the receiving stack copies zero-copy
  * fragments again anyway. Larger FPDUs do not rescue it: over veth at MTU
  * 9000 ib_write_bw 64 KiB went 204 -> 107 MB/s with zero-copy, at MTU
  * 65000 250 -> 161 (ib_read_bw and ib_send_bw alike), so the fragment
