@@ -222,11 +222,12 @@ interop_main() {
 	IO_MARK=$(dmesg_mark)
 	if [[ $SIW_ROLE == "$ours_role" ]]; then IO_SIDE=ours; else IO_SIDE=ref; fi
 	# Defects of the kernel's siw (6.1) the data-check steers around:
-	# - as responder, a zero-length READ that arrives while its transmitter
-	#   is busy gets a Read Response carrying the previous WQE's SGE (stale
-	#   bytes, length > 0; siw_activate_tx leaves sge[0] unset for an empty
-	#   IRQ entry and the TX path then counts one SGE): ours refuses it
-	#   (Terminate, base/bounds) and the case failed once in a full run;
+	# - as responder, it answered a zero-length READ with a Read Response
+	#   that did not match it: ours refused it (Terminate, base/bounds) and
+	#   the case failed once in a full run. By its source, a zero-length
+	#   READ queued while it transmits goes out with the previous WQE's SGE
+	#   (siw_activate_tx leaves sge[0] unset for an empty IRQ entry and the
+	#   TX path then counts one SGE);
 	# - as requester, it completes a zero-length READ ahead of an earlier
 	#   READ's data (the checker then reads stale bytes);
 	# - it dereferences a NULL MR for zero-length SGEs in the SQEs it sends
