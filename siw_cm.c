@@ -2032,7 +2032,7 @@ void siw_cm_exit(void)
 	siw_cm_wq = NULL;
 }
 
-/* The iw_cm entry points, merged into the device's ops by siw_main.c */
+/* The iw_cm entry points, merged into a device by siw_verbs_set_ops() */
 const struct ib_device_ops siw_cm_ops = {
 	.iw_create_listen = siw_create_listen,
 	.iw_destroy_listen = siw_destroy_listen,

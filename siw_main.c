@@ -56,8 +56,12 @@ static void siw_dealloc_driver(struct ib_device *ibdev)
 	netdev_put(sdev->netdev, &sdev->netdev_tracker);
 }
 
+/* who drives the device, and how it goes away; the verbs: siw_verbs.c */
 static const struct ib_device_ops siw_main_ops = {
-	.dealloc_driver = siw_dealloc_driver,
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_SIW,
+	.uverbs_abi_ver = SIW_ABI_VERSION,
+	SIW_VERB(dealloc_driver),
 };
 
 /* Loopback has no MAC; derive a stable, locally administered one. */
@@ -150,8 +154,7 @@ static int siw_newlink(const char *name, struct net_device *nd)
 
 	/* From here on dealloc_driver undoes the setup above. */
 	list_add_tail(&sdev->list, &siw_devices);
-	ib_set_device_ops(ibdev, &siw_device_ops);
-	ib_set_device_ops(ibdev, &siw_cm_ops);
+	siw_verbs_set_ops(ibdev);
 	ib_set_device_ops(ibdev, &siw_main_ops);
 
 	rv = ib_register_device(ibdev, name, NULL);

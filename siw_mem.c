@@ -209,7 +209,7 @@ static void siw_mr_retire(struct siw_mr *mr)
  * siw does virtual DMA: ib_dma_map_*() hands out kernel virtual
  * addresses, so an SGE address is a kernel pointer within this MR.
  */
-struct ib_mr *siw_get_dma_mr(struct ib_pd *pd, int access)
+static struct ib_mr *siw_get_dma_mr(struct ib_pd *pd, int access)
 {
 	struct siw_device *sdev = to_siw_dev(pd->device);
 	struct siw_mr *mr;
@@ -271,9 +271,9 @@ static int siw_mr_fill_pages(struct siw_mr *mr)
  *
  * Return: the MR or an ERR_PTR.
  */
-struct ib_mr *siw_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
-			      u64 virt_addr, int access,
-			      struct ib_udata *udata)
+static struct ib_mr *siw_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
+				     u64 virt_addr, int access,
+				     struct ib_udata *udata)
 {
 	struct siw_device *sdev = to_siw_dev(pd->device);
 	struct siw_ureq_reg_mr ureq = {};
@@ -362,8 +362,8 @@ err:
  *
  * Return: the MR or an ERR_PTR.
  */
-struct ib_mr *siw_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
-			   u32 max_num_sg)
+static struct ib_mr *siw_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
+				  u32 max_num_sg)
 {
 	struct siw_device *sdev = to_siw_dev(pd->device);
 	struct siw_mr *mr;
@@ -417,8 +417,8 @@ static int siw_mr_set_page(struct ib_mr *ibmr, u64 addr)
  *
  * Return: number of entries mapped, or -errno.
  */
-int siw_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
-		  unsigned int *sg_offset)
+static int siw_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
+			 int sg_nents, unsigned int *sg_offset)
 {
 	struct siw_mr *mr = to_siw_mr(ibmr);
 	int n;
@@ -641,7 +641,7 @@ int siw_mr_invalidate(struct siw_device *sdev, u32 stag, struct ib_pd *pd,
  * The STag stops resolving at once; the memory and pinned pages go when
  * the last in-flight user lets go.
  */
-int siw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+static int siw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct siw_mr *mr = to_siw_mr(ibmr);
 
@@ -675,3 +675,12 @@ void siw_mem_exit(struct siw_device *sdev)
 			 atomic_read(&sdev->num_mr));
 	xa_destroy(&sdev->mr_xa);
 }
+
+/* The MR verbs, merged into a device by siw_verbs_set_ops() */
+const struct ib_device_ops siw_mr_ops = {
+	SIW_VERB(get_dma_mr),
+	SIW_VERB(reg_user_mr),
+	SIW_VERB(alloc_mr),
+	SIW_VERB(map_mr_sg),
+	SIW_VERB(dereg_mr),
+};

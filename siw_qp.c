@@ -991,7 +991,7 @@ void siw_rx_flush(struct siw_qp *qp)
 /* ------------------------------------------------- observability */
 
 /**
- * siw_qp_fill_res - driver details for `rdma res show qp -dd`
+ * siw_fill_res_qp_entry - driver details for `rdma res show qp -dd`
  * @msg: netlink message being built
  * @ibqp: the QP
  *
@@ -999,7 +999,7 @@ void siw_rx_flush(struct siw_qp *qp)
  * queue, the transmitter, the read queues and the socket stand, enough to
  * tell a stalled QP from a busy one.
  */
-int siw_qp_fill_res(struct sk_buff *msg, struct ib_qp *ibqp)
+int siw_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct siw_qp *qp = to_siw_qp(ibqp);
 	struct siw_sqe *next = NULL;

@@ -1339,65 +1339,75 @@ static struct ib_qp *siw_iw_get_qp(struct ib_device *ibdev, int qpn)
 	return &qp->base;
 }
 
-const struct ib_device_ops siw_device_ops = {
-	.owner = THIS_MODULE,
-	.driver_id = RDMA_DRIVER_SIW,
-	.uverbs_abi_ver = SIW_ABI_VERSION,
-
-	/* device and port */
-	.query_device = siw_query_device,
-	.query_port = siw_query_port,
-	.get_port_immutable = siw_get_port_immutable,
-	.query_gid = siw_query_gid,
-	.query_pkey = siw_query_pkey,
-	.get_netdev = siw_get_netdev,
-	.alloc_hw_port_stats = siw_alloc_hw_port_stats,
-	.get_hw_stats = siw_get_hw_stats,
-
-	/* user context and ring mappings */
-	.alloc_ucontext = siw_alloc_ucontext,
-	.dealloc_ucontext = siw_dealloc_ucontext,
-	.mmap = siw_mmap,
-	.mmap_free = siw_mmap_free,
-
-	/* protection domains and memory */
-	.alloc_pd = siw_alloc_pd,
-	.dealloc_pd = siw_dealloc_pd,
-	.get_dma_mr = siw_get_dma_mr,
-	.reg_user_mr = siw_reg_user_mr,
-	.alloc_mr = siw_alloc_mr,
-	.map_mr_sg = siw_map_mr_sg,
-	.dereg_mr = siw_dereg_mr,
-
-	/* completion queues */
-	.create_cq = siw_create_cq,
-	.poll_cq = siw_poll_cq,
-	.req_notify_cq = siw_req_notify_cq,
-	.destroy_cq = siw_destroy_cq,
-
-	/* queue pairs and shared receive queues */
-	.create_qp = siw_create_qp,
-	.modify_qp = siw_modify_qp,
-	.query_qp = siw_query_qp,
-	.fill_res_qp_entry = siw_qp_fill_res,
-	.post_send = siw_post_send,
-	.post_recv = siw_post_recv,
-	.destroy_qp = siw_destroy_qp,
-	.create_srq = siw_create_srq,
-	.modify_srq = siw_modify_srq,
-	.query_srq = siw_query_srq,
-	.post_srq_recv = siw_post_srq_recv,
-	.destroy_srq = siw_destroy_srq,
-
-	/* iw_cm's QP references (the connection ops are siw_cm_ops) */
-	.iw_get_qp = siw_iw_get_qp,
-	.iw_add_ref = siw_iw_add_ref,
-	.iw_rem_ref = siw_iw_rem_ref,
-
-	/* sizes of what ib_core allocates for us, our struct around its own */
+/*
+ * One table per kind of object, each with the size of what ib_core
+ * allocates for it (our struct around its own); siw_verbs_set_ops()
+ * merges them, with the MR (siw_mem.c) and iw_cm (siw_cm.c) tables.
+ * Who we are (module, driver id, ABI) is siw_main.c's.
+ */
+static const struct ib_device_ops siw_port_ops = {
+	SIW_VERB(query_device),
+	SIW_VERB(query_port),
+	SIW_VERB(get_port_immutable),
+	SIW_VERB(query_gid),
+	SIW_VERB(query_pkey),
+	SIW_VERB(get_netdev),
+	SIW_VERB(alloc_hw_port_stats),
+	SIW_VERB(get_hw_stats),
+	/* a user context is where the rings get mapped */
+	SIW_VERB(alloc_ucontext),
+	SIW_VERB(dealloc_ucontext),
+	SIW_VERB(mmap),
+	SIW_VERB(mmap_free),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, siw_ucontext, base),
+};
+
+static const struct ib_device_ops siw_pd_ops = {
+	SIW_VERB(alloc_pd),
+	SIW_VERB(dealloc_pd),
 	INIT_RDMA_OBJ_SIZE(ib_pd, siw_pd, base),
+};
+
+static const struct ib_device_ops siw_cq_ops = {
+	SIW_VERB(create_cq),
+	SIW_VERB(poll_cq),
+	SIW_VERB(req_notify_cq),
+	SIW_VERB(destroy_cq),
 	INIT_RDMA_OBJ_SIZE(ib_cq, siw_cq, base),
+};
+
+static const struct ib_device_ops siw_qp_ops = {
+	SIW_VERB(create_qp),
+	SIW_VERB(modify_qp),
+	SIW_VERB(query_qp),
+	SIW_VERB(fill_res_qp_entry),
+	SIW_VERB(post_send),
+	SIW_VERB(post_recv),
+	SIW_VERB(destroy_qp),
+	/* iw_cm holds QPs by number, with references of its own */
+	SIW_VERB(iw_get_qp),
+	SIW_VERB(iw_add_ref),
+	SIW_VERB(iw_rem_ref),
 	INIT_RDMA_OBJ_SIZE(ib_qp, siw_qp, base),
+};
+
+static const struct ib_device_ops siw_srq_ops = {
+	SIW_VERB(create_srq),
+	SIW_VERB(modify_srq),
+	SIW_VERB(query_srq),
+	SIW_VERB(post_srq_recv),
+	SIW_VERB(destroy_srq),
 	INIT_RDMA_OBJ_SIZE(ib_srq, siw_srq, base),
 };
+
+void siw_verbs_set_ops(struct ib_device *ibdev)
+{
+	static const struct ib_device_ops *const kinds[] = {
+		&siw_port_ops, &siw_pd_ops, &siw_mr_ops, &siw_cq_ops,
+		&siw_qp_ops, &siw_srq_ops, &siw_cm_ops,
+	};
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(kinds); i++)
+		ib_set_device_ops(ibdev, kinds[i]);
+}

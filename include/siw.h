@@ -224,16 +224,10 @@ int siw_mr_invalidate(struct siw_device *sdev, u32 stag, struct ib_pd *pd,
 int siw_mr_fast_reg(struct siw_device *sdev, struct ib_mr *ibmr, u32 key,
 		    int access);
 void siw_mem_exit(struct siw_device *sdev);
-/* MR verbs, referenced from siw_device_ops */
-struct ib_mr *siw_get_dma_mr(struct ib_pd *pd, int access);
-struct ib_mr *siw_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
-			      u64 virt_addr, int access,
-			      struct ib_udata *udata);
-struct ib_mr *siw_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
-			   u32 max_num_sg);
-int siw_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
-		  unsigned int *sg_offset);
-int siw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+extern const struct ib_device_ops siw_mr_ops;
+
+/* ib_device_ops entry for the verb OP: our functions are named siw_OP() */
+#define SIW_VERB(op) .op = siw_##op
 
 /*
  * Result codes of memory checks (siw_mr_check and lookup helpers), mapped
@@ -588,7 +582,7 @@ void siw_rx_flush(struct siw_qp *qp);
 void siw_qp_schedule_tx(struct siw_qp *qp);
 void siw_qp_event(struct siw_qp *qp, enum ib_event_type type);
 enum ib_qp_state siw_qp_ib_state(const struct siw_qp *qp);
-int siw_qp_fill_res(struct sk_buff *msg, struct ib_qp *ibqp);
+int siw_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 int siw_cqe_add(struct siw_cq *cq, const struct siw_sqe *sqe, u8 opcode,
 		u32 bytes, enum ib_wc_status status, bool solicited,
 		u32 inval_stag, struct siw_qp *qp);
@@ -690,7 +684,7 @@ extern bool mpa_crc_strict;
 extern struct workqueue_struct *siw_tx_wq;
 
 /* siw_verbs.c */
-extern const struct ib_device_ops siw_device_ops;
+void siw_verbs_set_ops(struct ib_device *ibdev);
 void siw_port_event(struct siw_device *sdev, enum ib_event_type type);
 
 #endif

@@ -199,7 +199,6 @@ WIRE_FILTERS=(
 	terminate 'iwarp_rdma.opcode == 7'
 	crc_check 'iwarp_mpa.crc_check'
 	rep_crc 'iwarp_mpa.rep && iwarp_mpa.crc_flag == 1'
-	rep_nocrc 'iwarp_mpa.rep && iwarp_mpa.crc_flag == 0'
 	expert '(iwarp_mpa || iwarp_ddp || iwarp_rdma) && _ws.expert.severity >= 6291456'
 )
 

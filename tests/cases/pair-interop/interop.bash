@@ -178,7 +178,7 @@ io_wire_check() {
 	bad=$(wire_faults "$IO_CAP")
 	[[ -z $bad ]] || { io_soft "wire: $bad"; return 1; }
 	if ((crc)); then
-		((WIRE[rep_crc] == WIRE[rep])) || { io_soft "wire: CRC expected but ${WIRE[rep_nocrc]} MPA reply(s) have C clear"; return 1; }
+		((WIRE[rep_crc] == WIRE[rep])) || { io_soft "wire: CRC expected but $((WIRE[rep] - WIRE[rep_crc])) MPA reply(s) have C clear"; return 1; }
 		wire_crc "$IO_CAP"
 		io_log "wire: ${WIRE[crc_check]} frames with a CRC check, ${WIRE[crc_good]} Good CRC32"
 		((WIRE[crc_check] > 0)) || { io_soft "wire: CRC negotiated but the dissector checked no FPDU CRC"; return 1; }
@@ -186,7 +186,7 @@ io_wire_check() {
 		# a frame may carry several FPDUs: one verdict per checked frame at least
 		((WIRE[crc_good] >= WIRE[crc_check])) || { io_soft "wire: only ${WIRE[crc_good]} Good CRC32 for ${WIRE[crc_check]} frames with FPDUs"; return 1; }
 	else
-		((WIRE[rep_nocrc] == WIRE[rep])) || { io_soft "wire: CRC off expected but ${WIRE[rep_crc]} MPA reply(s) have C set"; return 1; }
+		((WIRE[rep_crc] == 0)) || { io_soft "wire: CRC off expected but ${WIRE[rep_crc]} MPA reply(s) have C set"; return 1; }
 	fi
 	local err
 	err=$(grep -v 'Running as user' "$TMPD/tshark.err" | sort -u | head -n 10 || true)
