@@ -8,10 +8,8 @@
  * (accept, reject). Socket callbacks and siw_cm_qp_disconnect() never
  * change state; they set an event bit and queue the work item.
  *
- * Listening sockets are shared per (netns, address, port): rdma_cm asks
- * every device to listen on a wildcard address, and two devices of one
- * namespace cannot bind the same port twice. A shared socket hands each
- * new connection to the device that owns the connection's local address.
+ * Listening sockets, namespace teardown and address helpers live in
+ * siw_listen.c.
  *
  * Reference counting of an endpoint: one reference for the connection
  * (dropped when the socket is released), one per queued work item or
@@ -36,6 +34,7 @@
 #include <net/net_namespace.h>
 
 #include "siw.h"
+#include "siw_cm.h"
 
 /* TCP handshake limit of an active connect */
 #define SIW_CONNECT_TIMEOUT_MS	10000
@@ -43,6 +42,16 @@
 #define SIW_ULP_ANSWER_MS	30000
 /* after our FIN, how long to wait for the peer's */
 #define SIW_CLOSE_TIMEOUT_MS	5000
+
+static bool mpa_crc_required;
+module_param(mpa_crc_required, bool, 0644);
+MODULE_PARM_DESC(mpa_crc_required,
+		 "Ask peers for MPA CRC32c on new connections (default off)");
+
+static bool mpa_crc_strict;
+module_param(mpa_crc_strict, bool, 0644);
+MODULE_PARM_DESC(mpa_crc_strict,
+		 "Refuse connections whose MPA CRC setting differs from mpa_crc_required");
 
 static int mpa_rev = MPA_REVISION_2;
 static bool mpa_p2p;
@@ -98,18 +107,12 @@ module_param_cb(mpa_timeout_ms, &siw_timeout_ops, &mpa_timeout_ms, 0644);
 MODULE_PARM_DESC(mpa_timeout_ms,
 		 "Time allowed for the MPA request/reply exchange, ms (100..600000, default 10000)");
 
-static struct workqueue_struct *siw_cm_wq;
+unsigned int siw_cm_mpa_timeout(void)
+{
+	return READ_ONCE(mpa_timeout_ms);
+}
 
-enum siw_cep_state {
-	SIW_CEP_IDLE,
-	SIW_CEP_CONNECTING,	/* active: TCP handshake */
-	SIW_CEP_AWAIT_REPLY,	/* active: MPA request sent */
-	SIW_CEP_AWAIT_REQUEST,	/* passive: accepted, reading MPA request */
-	SIW_CEP_AWAIT_ULP,	/* passive: CONNECT_REQUEST delivered */
-	SIW_CEP_RDMA,		/* attached to a QP */
-	SIW_CEP_CLOSING,	/* our FIN sent, waiting for the peer's */
-	SIW_CEP_CLOSED,		/* socket released; nothing left but memory */
-};
+struct workqueue_struct *siw_cm_wq;
 
 static const char * const siw_cep_state_name[] = {
 	[SIW_CEP_IDLE] = "IDLE",
@@ -122,236 +125,12 @@ static const char * const siw_cep_state_name[] = {
 	[SIW_CEP_CLOSED] = "CLOSED",
 };
 
-/* bits of siw_cep.events */
-enum {
-	SIW_EV_SOCK,		/* socket readable or state changed */
-	SIW_EV_TIMEOUT,		/* timer expired */
-	SIW_EV_DISCONNECT,	/* QP asks for a graceful close */
-	SIW_EV_ABORT,		/* QP asks for an abortive close */
-	SIW_EV_KILL,		/* listener or namespace gone */
-};
-
-struct siw_listener;
-
-struct siw_cep {
-	struct kref ref;
-	struct rcu_head rcu;
-	struct list_head all;		/* on siw_ceps */
-	struct mutex mtx;		/* serializes the state machine */
-	enum siw_cep_state state;
-	unsigned long events;		/* SIW_EV_* bits */
-	struct work_struct work;
-	struct delayed_work timer;
-	unsigned long deadline;
-	bool armed;
-
-	struct siw_device *sdev;
-	struct net *net;		/* compared only, never dereferenced */
-	bool dev_ref;			/* holds an ib_device reference */
-	bool active;
-	bool connect_sent;
-	struct socket *sock;
-	bool hooked;
-	void (*orig_data_ready)(struct sock *sk);
-	void (*orig_state_change)(struct sock *sk);
-	void (*orig_write_space)(struct sock *sk);
-
-	struct siw_qp *qp;		/* referenced */
-	struct siw_qp *rx_qp;		/* published, under sk_callback_lock */
-	bool attached;			/* siw_qp_to_rts() succeeded */
-	struct iw_cm_id *cm_id;		/* add_ref held */
-	bool cm_open;			/* a CLOSE event is owed to cm_id */
-	bool keep_sent;			/* abort: still deliver what TCP holds */
-	bool provider_ref;		/* iw_cm child may call accept/reject */
-	struct siw_listener *listener;	/* until CONNECT_REQUEST delivered */
-	struct list_head lnode;		/* on listener->pending */
-
-	struct sockaddr_storage laddr;
-	struct sockaddr_storage raddr;
-
-	/* MPA negotiation */
-	u8 rev;				/* revision we send */
-	bool v2;			/* frames carry struct mpa_v2_data */
-	bool crc;			/* active: asked; passive: decided */
-	bool p2p;			/* active: offered; passive: asked */
-	u16 ird;			/* active: what the ULP asked for */
-	u16 ord;
-	u16 peer_ird;			/* passive: from the request */
-	u16 peer_ord;
-	u16 offer_ird;			/* passive: RTR bits offered */
-	u16 offer_ord;
-	u8 ev_ird;			/* ird/ord reported in events */
-	u8 ev_ord;
-	void *ulp_pd;			/* active: ULP private data */
-	u16 ulp_pd_len;
-
-	u32 rx_have;			/* bytes of the MPA frame received */
-	struct mpa_rr rx_hdr;
-	u8 rx_pd[MPA_MAX_PRIVDATA];
-};
-
-/* A kernel listening socket, shared by the devices listening on it */
-struct siw_lgroup {
-	struct kref ref;		/* one per member, plus namespace exit */
-	struct list_head node;		/* on siw_lgroups while !dead */
-	struct list_head dnode;		/* on a dying namespace's list */
-	struct list_head members;	/* struct siw_listener */
-	struct socket *sock;		/* NULL once the namespace died */
-	struct sockaddr_storage addr;
-	struct net *net;		/* compared only */
-	bool afonly;
-	bool dead;			/* unlinked; whoever set it releases */
-	struct work_struct accept_work;
-	void (*orig_data_ready)(struct sock *sk);
-};
-
-/* One iw_cm listen of one device */
-struct siw_listener {
-	struct list_head node;		/* on grp->members */
-	struct list_head pending;	/* endpoints before CONNECT_REQUEST */
-	struct siw_lgroup *grp;
-	struct iw_cm_id *cm_id;
-	struct siw_device *sdev;
-};
-
-/* siw_lgroups, group members and listener pending lists */
-static DEFINE_MUTEX(siw_listen_mutex);
-static LIST_HEAD(siw_lgroups);
-
 /* every endpoint, so unload and namespace exit can find them */
 static DEFINE_SPINLOCK(siw_ceps_lock);
 static LIST_HEAD(siw_ceps);
 
-static void siw_lsock_data_ready(struct sock *sk);
 static void siw_cep_work(struct work_struct *w);
 static void siw_cep_timer(struct work_struct *w);
-
-/* ------------------------------------------------------- addresses */
-
-static int siw_addr_size(const struct sockaddr_storage *a)
-{
-	return a->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
-					  sizeof(struct sockaddr_in);
-}
-
-static bool siw_addr_family_ok(const struct sockaddr_storage *a)
-{
-	return a->ss_family == AF_INET || a->ss_family == AF_INET6;
-}
-
-static u16 siw_addr_port(const struct sockaddr_storage *a)
-{
-	if (a->ss_family == AF_INET6)
-		return ntohs(((const struct sockaddr_in6 *)a)->sin6_port);
-	return ntohs(((const struct sockaddr_in *)a)->sin_port);
-}
-
-static void siw_addr_set_port(struct sockaddr_storage *a, u16 port)
-{
-	if (a->ss_family == AF_INET6)
-		((struct sockaddr_in6 *)a)->sin6_port = htons(port);
-	else
-		((struct sockaddr_in *)a)->sin_port = htons(port);
-}
-
-static bool siw_addr_is_any(const struct sockaddr_storage *a)
-{
-	if (a->ss_family == AF_INET6)
-		return ipv6_addr_any(&((const struct sockaddr_in6 *)a)->sin6_addr);
-	return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-	       htonl(INADDR_ANY);
-}
-
-static bool siw_addr_equal(const struct sockaddr_storage *a,
-			   const struct sockaddr_storage *b)
-{
-	const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)a;
-	const struct sockaddr_in6 *b6 = (const struct sockaddr_in6 *)b;
-	const struct sockaddr_in *a4 = (const struct sockaddr_in *)a;
-	const struct sockaddr_in *b4 = (const struct sockaddr_in *)b;
-
-	if (a->ss_family != b->ss_family)
-		return false;
-	if (a->ss_family == AF_INET)
-		return a4->sin_port == b4->sin_port &&
-		       a4->sin_addr.s_addr == b4->sin_addr.s_addr;
-	return a6->sin6_port == b6->sin6_port &&
-	       ipv6_addr_equal(&a6->sin6_addr, &b6->sin6_addr) &&
-	       a6->sin6_scope_id == b6->sin6_scope_id;
-}
-
-/* IPv4 peers of a dual stack socket are reported as plain IPv4 */
-static void siw_addr_unmap(struct sockaddr_storage *a)
-{
-	const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)a;
-	struct sockaddr_in a4 = { .sin_family = AF_INET };
-
-	if (a->ss_family != AF_INET6 || !ipv6_addr_v4mapped(&a6->sin6_addr))
-		return;
-	a4.sin_port = a6->sin6_port;
-	a4.sin_addr.s_addr = a6->sin6_addr.s6_addr32[3];
-	memset(a, 0, sizeof(*a));
-	memcpy(a, &a4, sizeof(a4));
-}
-
-static int siw_sock_addrs(struct socket *s, struct sockaddr_storage *local,
-			  struct sockaddr_storage *remote)
-{
-	int rv;
-
-	memset(local, 0, sizeof(*local));
-	memset(remote, 0, sizeof(*remote));
-	rv = kernel_getsockname(s, (struct sockaddr *)local);
-	if (rv < 0)
-		return rv;
-	rv = kernel_getpeername(s, (struct sockaddr *)remote);
-	if (rv < 0)
-		return rv;
-	siw_addr_unmap(local);
-	siw_addr_unmap(remote);
-	return 0;
-}
-
-static bool siw_ipv4_on_netdev(struct net_device *nd, __be32 addr)
-{
-	const struct in_ifaddr *ifa;
-	struct in_device *idev;
-	bool found = false;
-
-	if (ipv4_is_loopback(addr) && (nd->flags & IFF_LOOPBACK))
-		return true;
-	rcu_read_lock();
-	idev = __in_dev_get_rcu(nd);
-	if (idev) {
-		in_dev_for_each_ifa_rcu(ifa, idev) {
-			if (ifa->ifa_local == addr) {
-				found = true;
-				break;
-			}
-		}
-	}
-	rcu_read_unlock();
-	return found;
-}
-
-/* Is @a an address of @nd (the device a wildcard listener serves)? */
-static bool siw_addr_on_netdev(struct net_device *nd,
-			       const struct sockaddr_storage *a)
-{
-	const struct in6_addr *ip6;
-
-	if (a->ss_family == AF_INET)
-		return siw_ipv4_on_netdev(nd,
-				((const struct sockaddr_in *)a)->sin_addr.s_addr);
-	if (a->ss_family != AF_INET6)
-		return false;
-	ip6 = &((const struct sockaddr_in6 *)a)->sin6_addr;
-	if (ipv6_addr_v4mapped(ip6))
-		return siw_ipv4_on_netdev(nd, ip6->s6_addr32[3]);
-	if (ipv6_addr_loopback(ip6) && (nd->flags & IFF_LOOPBACK))
-		return true;
-	return ipv6_chk_addr(dev_net(nd), ip6, nd, 1);
-}
 
 /* ------------------------------------------------------- endpoints */
 
@@ -369,7 +148,7 @@ static void siw_cep_free(struct kref *ref)
 	kfree_rcu(cep, rcu);
 }
 
-static void siw_cep_put(struct siw_cep *cep)
+void siw_cep_put(struct siw_cep *cep)
 {
 	kref_put(&cep->ref, siw_cep_free);
 }
@@ -382,13 +161,13 @@ static void siw_cep_queue(struct siw_cep *cep)
 }
 
 /* Post an event bit and run the state machine; any context. */
-static void siw_cep_kick(struct siw_cep *cep, int ev)
+void siw_cep_kick(struct siw_cep *cep, int ev)
 {
 	set_bit(ev, &cep->events);
 	siw_cep_queue(cep);
 }
 
-static void siw_cep_arm(struct siw_cep *cep, unsigned int ms)
+void siw_cep_arm(struct siw_cep *cep, unsigned int ms)
 {
 	unsigned long delay = msecs_to_jiffies(ms);
 
@@ -406,14 +185,14 @@ static void siw_cep_disarm(struct siw_cep *cep)
 		siw_cep_put(cep);
 }
 
-static void siw_cep_set_state(struct siw_cep *cep, enum siw_cep_state s)
+void siw_cep_set_state(struct siw_cep *cep, enum siw_cep_state s)
 {
 	siw_dbg(cep->sdev, "cep %p %pISpc: %s -> %s\n", cep, &cep->raddr,
 		siw_cep_state_name[cep->state], siw_cep_state_name[s]);
 	cep->state = s;
 }
 
-static struct siw_cep *siw_cep_alloc(struct siw_device *sdev)
+struct siw_cep *siw_cep_alloc(struct siw_device *sdev)
 {
 	struct siw_cep *cep;
 	unsigned long flags;
@@ -487,7 +266,7 @@ static void siw_sk_write_space(struct sock *sk)
 			/* stop further wakeups until the QP blocks again */
 			if (sk->sk_socket && sk_stream_is_writeable(sk))
 				clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
-			siw_qp_write_space(qp);
+			siw_qp_schedule_tx(qp);
 		} else {
 			cep->orig_write_space(sk);
 		}
@@ -501,16 +280,16 @@ static void siw_sk_write_space(struct sock *sk)
  * @inherited: original data_ready of the listener a passive socket was
  *	cloned from, or NULL
  *
- * An accepted socket inherits the listener's data_ready (ours); the
- * listener's original is what must be restored on teardown.
+ * An accepted socket inherits the listener's data_ready (ours, see
+ * siw_listen.c); the listener's original is what must be restored on
+ * teardown.
  */
-static void siw_cep_hook(struct siw_cep *cep,
-			 void (*inherited)(struct sock *sk))
+void siw_cep_hook(struct siw_cep *cep, void (*inherited)(struct sock *sk))
 {
 	struct sock *sk = cep->sock->sk;
 
 	write_lock_bh(&sk->sk_callback_lock);
-	if (inherited && sk->sk_data_ready == siw_lsock_data_ready)
+	if (inherited)
 		cep->orig_data_ready = inherited;
 	else
 		cep->orig_data_ready = sk->sk_data_ready;
@@ -550,8 +329,7 @@ static void siw_cep_publish(struct siw_cep *cep)
 	write_unlock_bh(&sk->sk_callback_lock);
 }
 
-static int siw_sock_create(struct siw_device *sdev, int family,
-			   struct socket **s)
+int siw_sock_create(struct siw_device *sdev, int family, struct socket **s)
 {
 	int rv;
 
@@ -587,9 +365,9 @@ static const char *siw_event_name(enum iw_cm_event_type t)
  * Hand an event to iw_cm. It only queues the event (copying private
  * data), so this may run under the endpoint mutex.
  */
-static int siw_cep_event(struct siw_cep *cep, struct iw_cm_id *id,
-			 enum iw_cm_event_type type, int status,
-			 void *pd, u16 pd_len)
+int siw_cep_event(struct siw_cep *cep, struct iw_cm_id *id,
+		  enum iw_cm_event_type type, int status, void *pd,
+		  u16 pd_len)
 {
 	struct iw_cm_event ev = {
 		.event = type,
@@ -779,18 +557,6 @@ static void siw_sock_discard_rx(struct socket *sock)
 	} while (n > 0);
 }
 
-static void siw_cep_unlisten(struct siw_cep *cep)
-{
-	if (cep->active)
-		return;
-	mutex_lock(&siw_listen_mutex);
-	if (cep->listener) {
-		list_del_init(&cep->lnode);
-		cep->listener = NULL;
-	}
-	mutex_unlock(&siw_listen_mutex);
-}
-
 /**
  * siw_cep_close - release everything a connection holds
  * @cep: endpoint, mutex held; the caller holds its own reference
@@ -809,7 +575,7 @@ static void siw_cep_close(struct siw_cep *cep, bool abort, int status)
 		return;
 	siw_cep_set_state(cep, SIW_CEP_CLOSED);
 	siw_cep_disarm(cep);
-	siw_cep_unlisten(cep);
+	siw_listen_forget(cep);
 
 	if (cep->sock)
 		siw_cep_unhook(cep);
@@ -969,7 +735,7 @@ static void siw_cep_got_reply(struct siw_cep *cep)
 	cep->attached = true;
 	siw_cep_publish(cep);
 	siw_cep_set_state(cep, SIW_CEP_RDMA);
-	siw_qp_rx_kick(cep->qp);
+	siw_rx_start(cep->qp);
 
 	cep->ev_ird = ird;
 	cep->ev_ord = ord;
@@ -1064,7 +830,7 @@ static void siw_cep_do_connect(struct siw_cep *cep, unsigned long ev,
  *
  * Return: 0, or -errno with no event to follow.
  */
-int siw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
+static int siw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 {
 	struct siw_device *sdev = to_siw_dev(id->device);
 	struct sockaddr_storage laddr = id->local_addr;
@@ -1176,7 +942,6 @@ static void siw_cep_got_request(struct siw_cep *cep)
 	struct siw_device *sdev = cep->sdev;
 	bool want_crc = READ_ONCE(mpa_crc_required);
 	struct siw_mpa_info mi;
-	struct siw_listener *l;
 	u8 *pd;
 	int rv;
 
@@ -1218,23 +983,11 @@ static void siw_cep_got_request(struct siw_cep *cep)
 	cep->ev_ird = min_t(u16, cep->peer_ird, SIW_MAX_IRD);
 	cep->ev_ord = min_t(u16, cep->peer_ord, SIW_MAX_ORD);
 
-	mutex_lock(&siw_listen_mutex);
-	l = cep->listener;
-	if (!l) {
-		mutex_unlock(&siw_listen_mutex);
+	rv = siw_listen_deliver(cep, pd, mi.ulp_len);
+	if (rv == -ENOENT) {
 		siw_dbg(sdev, "listener gone, dropping %pISpc\n", &cep->raddr);
 		goto drop;
 	}
-	rv = siw_cep_event(cep, l->cm_id, IW_CM_EVENT_CONNECT_REQUEST, 0,
-			   pd, mi.ulp_len);
-	if (!rv) {
-		/* from here on iw_cm's child id owns the request */
-		list_del_init(&cep->lnode);
-		cep->listener = NULL;
-		kref_get(&cep->ref);
-		cep->provider_ref = true;
-	}
-	mutex_unlock(&siw_listen_mutex);
 	if (rv) {
 		siw_warn(sdev, "listener cannot take request from %pISpc: %d\n",
 			 &cep->raddr, rv);
@@ -1338,7 +1091,7 @@ static void siw_cep_drop_provider(struct siw_cep *cep)
  *
  * Return: 0 or -errno.
  */
-int siw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
+static int siw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 {
 	struct siw_device *sdev = to_siw_dev(id->device);
 	struct siw_cep *cep = id->provider_data;
@@ -1438,7 +1191,7 @@ int siw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	cep->cm_id = id;
 	siw_cep_publish(cep);
 	siw_cep_set_state(cep, SIW_CEP_RDMA);
-	siw_qp_rx_kick(qp);
+	siw_rx_start(qp);
 
 	cep->ev_ird = ird;
 	cep->ev_ord = ord;
@@ -1479,7 +1232,7 @@ out:
  *
  * Return: 0 (a request that already died needs no reject), or -EINVAL.
  */
-int siw_reject(struct iw_cm_id *id, const void *pdata, u8 pd_len)
+static int siw_reject(struct iw_cm_id *id, const void *pdata, u8 pd_len)
 {
 	struct siw_device *sdev = to_siw_dev(id->device);
 	struct siw_cep *cep = id->provider_data;
@@ -1648,281 +1401,10 @@ static void siw_cep_timer(struct work_struct *w)
 	siw_cep_put(cep);
 }
 
-/* ------------------------------------------------------------ listen */
-
-static void siw_lsock_data_ready(struct sock *sk)
-{
-	struct siw_lgroup *grp;
-
-	/* accepted sockets inherit this callback, but not the pointer */
-	read_lock_bh(&sk->sk_callback_lock);
-	rcu_read_lock();
-	grp = rcu_dereference_sk_user_data(sk);
-	if (grp && READ_ONCE(sk->sk_state) == TCP_LISTEN)
-		queue_work(siw_cm_wq, &grp->accept_work);
-	rcu_read_unlock();
-	read_unlock_bh(&sk->sk_callback_lock);
-}
-
-/* A new TCP connection on @grp: find its device, start an endpoint. */
-static void siw_lgroup_dispatch(struct siw_lgroup *grp, struct socket *ns)
-{
-	struct siw_listener *l, *hit = NULL;
-	struct sockaddr_storage la, ra;
-	struct siw_cep *cep;
-
-	l = list_first_entry_or_null(&grp->members, struct siw_listener,
-				     node);
-	if (!l || siw_sock_addrs(ns, &la, &ra))
-		goto drop;
-	if (!siw_addr_is_any(&grp->addr)) {
-		hit = l;
-	} else {
-		list_for_each_entry(l, &grp->members, node) {
-			if (siw_addr_on_netdev(l->sdev->netdev, &la)) {
-				hit = l;
-				break;
-			}
-		}
-	}
-	if (!hit) {
-		l = list_first_entry(&grp->members, struct siw_listener, node);
-		siw_dbg(l->sdev, "%pISpc -> %pISpc: no siw device owns the address, closed\n",
-			&ra, &la);
-		goto drop;
-	}
-	cep = siw_cep_alloc(hit->sdev);
-	if (IS_ERR(cep)) {
-		siw_warn(hit->sdev, "dropping connection from %pISpc: %ld\n",
-			 &ra, PTR_ERR(cep));
-		goto drop;
-	}
-	/*
-	 * Not locking cep->mtx here (lock order is cep->mtx, then the
-	 * listen mutex): nothing runs for the endpoint before the hook,
-	 * and after it only the atomic kick touches it.
-	 */
-	cep->sock = ns;
-	cep->laddr = la;
-	cep->raddr = ra;
-	tcp_sock_set_nodelay(ns->sk);
-	cep->listener = hit;
-	list_add_tail(&cep->lnode, &hit->pending);
-	siw_cep_set_state(cep, SIW_CEP_AWAIT_REQUEST);
-	siw_cep_arm(cep, READ_ONCE(mpa_timeout_ms));
-	siw_cep_hook(cep, grp->orig_data_ready);
-	/* the request may have arrived before the hook */
-	siw_cep_kick(cep, SIW_EV_SOCK);
-	return;
-drop:
-	sock_release(ns);
-}
-
-static void siw_lgroup_accept(struct work_struct *w)
-{
-	struct siw_lgroup *grp = container_of(w, struct siw_lgroup,
-					      accept_work);
-	struct socket *ns;
-
-	mutex_lock(&siw_listen_mutex);
-	while (!grp->dead && grp->sock) {
-		if (kernel_accept(grp->sock, &ns, O_NONBLOCK))
-			break;
-		siw_lgroup_dispatch(grp, ns);
-	}
-	mutex_unlock(&siw_listen_mutex);
-}
-
-static struct siw_lgroup *siw_lgroup_find(struct net *net,
-					  const struct sockaddr_storage *a,
-					  bool afonly)
-{
-	struct siw_lgroup *grp;
-
-	list_for_each_entry(grp, &siw_lgroups, node) {
-		if (grp->net == net && grp->afonly == afonly &&
-		    siw_addr_equal(&grp->addr, a))
-			return grp;
-	}
-	return NULL;
-}
-
-static struct siw_lgroup *siw_lgroup_create(struct siw_device *sdev,
-					    struct iw_cm_id *id, int backlog)
-{
-	struct siw_lgroup *grp;
-	struct socket *s;
-	struct sock *sk;
-	int rv;
-
-	grp = kzalloc(sizeof(*grp), GFP_KERNEL);
-	if (!grp)
-		return ERR_PTR(-ENOMEM);
-	rv = siw_sock_create(sdev, id->local_addr.ss_family, &s);
-	if (rv) {
-		kfree(grp);
-		return ERR_PTR(rv);
-	}
-	sk = s->sk;
-	if (id->local_addr.ss_family == AF_INET6 && id->afonly)
-		ip6_sock_set_v6only(sk);
-	rv = kernel_bind(s, (struct sockaddr *)&id->local_addr,
-			 siw_addr_size(&id->local_addr));
-	if (!rv)
-		rv = kernel_listen(s, backlog);
-	if (rv) {
-		sock_release(s);
-		kfree(grp);
-		return ERR_PTR(rv);
-	}
-	kref_init(&grp->ref);
-	grp->sock = s;
-	grp->addr = id->local_addr;
-	grp->net = dev_net(sdev->netdev);
-	grp->afonly = id->afonly;
-	INIT_LIST_HEAD(&grp->members);
-	INIT_WORK(&grp->accept_work, siw_lgroup_accept);
-
-	write_lock_bh(&sk->sk_callback_lock);
-	grp->orig_data_ready = sk->sk_data_ready;
-	/* NOCOPY: accepted sockets must not inherit the group pointer */
-	__rcu_assign_sk_user_data_with_flags(sk, grp, SK_USER_DATA_NOCOPY);
-	sk->sk_data_ready = siw_lsock_data_ready;
-	write_unlock_bh(&sk->sk_callback_lock);
-
-	list_add_tail(&grp->node, &siw_lgroups);
-	/* connections completed before the hook raised no callback */
-	queue_work(siw_cm_wq, &grp->accept_work);
-	return grp;
-}
-
-static void siw_lgroup_free(struct kref *ref)
-{
-	kfree(container_of(ref, struct siw_lgroup, ref));
-}
-
-/* Stop a listening socket; siw_listen_mutex not held, grp unlinked. */
-static void siw_lgroup_release(struct siw_lgroup *grp)
-{
-	struct socket *s = grp->sock;
-	struct sock *sk;
-
-	if (!s)
-		return;
-	sk = s->sk;
-	write_lock_bh(&sk->sk_callback_lock);
-	rcu_assign_sk_user_data(sk, NULL);
-	sk->sk_data_ready = grp->orig_data_ready;
-	write_unlock_bh(&sk->sk_callback_lock);
-	cancel_work_sync(&grp->accept_work);
-	grp->sock = NULL;
-	sock_release(s);
-}
-
-/**
- * siw_create_listen - iw_cm listen verb
- * @id: listening cm_id; id->local_addr may be a wildcard address
- * @backlog: TCP backlog of a newly created listening socket
- *
- * Joins the listening socket another device already has on the same
- * address in the same namespace, or creates one.
- *
- * Return: 0 or -errno.
- */
-int siw_create_listen(struct iw_cm_id *id, int backlog)
-{
-	struct siw_device *sdev = to_siw_dev(id->device);
-	struct siw_listener *l;
-	struct siw_lgroup *grp;
-
-	if (!siw_addr_family_ok(&id->local_addr)) {
-		siw_warn(sdev, "listen: unsupported address family %u\n",
-			 id->local_addr.ss_family);
-		return -EAFNOSUPPORT;
-	}
-	l = kzalloc(sizeof(*l), GFP_KERNEL);
-	if (!l)
-		return -ENOMEM;
-	INIT_LIST_HEAD(&l->pending);
-	l->cm_id = id;
-	l->sdev = sdev;
-
-	mutex_lock(&siw_listen_mutex);
-	grp = siw_lgroup_find(dev_net(sdev->netdev), &id->local_addr,
-			      id->afonly);
-	if (grp) {
-		kref_get(&grp->ref);
-		siw_dbg(sdev, "sharing listening socket %pISpc\n",
-			&id->local_addr);
-	} else {
-		grp = siw_lgroup_create(sdev, id, backlog);
-		if (IS_ERR(grp)) {
-			mutex_unlock(&siw_listen_mutex);
-			siw_warn(sdev, "cannot listen on %pISpc: %ld\n",
-				 &id->local_addr, PTR_ERR(grp));
-			kfree(l);
-			return PTR_ERR(grp);
-		}
-	}
-	l->grp = grp;
-	list_add_tail(&l->node, &grp->members);
-	id->provider_data = l;
-	mutex_unlock(&siw_listen_mutex);
-
-	siw_dbg(sdev, "listening on %pISpc, backlog %d\n", &id->local_addr,
-		backlog);
-	return 0;
-}
-
-/**
- * siw_destroy_listen - iw_cm verb to stop listening
- * @id: listening cm_id
- *
- * Connections still negotiating MPA for this listener are dropped.
- * Requests already delivered belong to their child cm_ids.
- *
- * Return: 0 or -EINVAL.
- */
-int siw_destroy_listen(struct iw_cm_id *id)
-{
-	struct siw_device *sdev = to_siw_dev(id->device);
-	struct siw_listener *l = id->provider_data;
-	struct siw_lgroup *grp;
-	struct siw_cep *cep, *next;
-	bool release = false;
-
-	if (!l) {
-		siw_warn(sdev, "destroy_listen: not listening\n");
-		return -EINVAL;
-	}
-	mutex_lock(&siw_listen_mutex);
-	grp = l->grp;
-	list_del(&l->node);
-	list_for_each_entry_safe(cep, next, &l->pending, lnode) {
-		list_del_init(&cep->lnode);
-		cep->listener = NULL;
-		siw_cep_kick(cep, SIW_EV_KILL);
-	}
-	if (list_empty(&grp->members) && !grp->dead) {
-		list_del_init(&grp->node);
-		grp->dead = true;
-		release = true;
-	}
-	mutex_unlock(&siw_listen_mutex);
-
-	if (release)
-		siw_lgroup_release(grp);
-	kref_put(&grp->ref, siw_lgroup_free);
-	id->provider_data = NULL;
-	siw_dbg(sdev, "stopped listening on %pISpc\n", &id->local_addr);
-	kfree(l);
-	return 0;
-}
-
 /* -------------------------------------------------- namespace, module */
 
 /* Kick every endpoint in @net (or all, for NULL) with @ev. */
-static void siw_cep_kick_all(struct net *net, int ev)
+void siw_cep_kick_all(struct net *net, int ev)
 {
 	struct siw_cep *cep;
 	unsigned long flags;
@@ -1939,40 +1421,6 @@ static void siw_cep_kick_all(struct net *net, int ev)
 	spin_unlock_irqrestore(&siw_ceps_lock, flags);
 }
 
-/*
- * Kernel sockets do not pin their namespace: release ours before TCP's
- * own per-namespace exit runs (it is registered earlier, so exits later).
- */
-static void siw_cm_net_exit(struct net *net)
-{
-	struct siw_lgroup *grp, *next;
-	LIST_HEAD(dying);
-
-	mutex_lock(&siw_listen_mutex);
-	list_for_each_entry_safe(grp, next, &siw_lgroups, node) {
-		if (grp->net != net)
-			continue;
-		/* members stay until iw_cm destroys their listens */
-		list_del_init(&grp->node);
-		grp->dead = true;
-		kref_get(&grp->ref);
-		list_add_tail(&grp->dnode, &dying);
-	}
-	mutex_unlock(&siw_listen_mutex);
-	list_for_each_entry_safe(grp, next, &dying, dnode) {
-		list_del(&grp->dnode);
-		siw_lgroup_release(grp);
-		kref_put(&grp->ref, siw_lgroup_free);
-	}
-
-	siw_cep_kick_all(net, SIW_EV_KILL);
-	flush_workqueue(siw_cm_wq);
-}
-
-static struct pernet_operations siw_cm_net_ops = {
-	.exit = siw_cm_net_exit,
-};
-
 int siw_cm_init(void)
 {
 	int rv;
@@ -1987,7 +1435,7 @@ int siw_cm_init(void)
 	siw_cm_wq = alloc_ordered_workqueue("siw_cm_wq", WQ_MEM_RECLAIM);
 	if (!siw_cm_wq)
 		return -ENOMEM;
-	rv = register_pernet_subsys(&siw_cm_net_ops);
+	rv = siw_listen_init();
 	if (rv) {
 		destroy_workqueue(siw_cm_wq);
 		siw_cm_wq = NULL;
@@ -2004,7 +1452,7 @@ void siw_cm_exit(void)
 
 	if (!siw_cm_wq)
 		return;
-	unregister_pernet_subsys(&siw_cm_net_ops);
+	siw_listen_exit();
 	/* devices are gone: whatever still runs is closing down */
 	siw_cep_kick_all(NULL, SIW_EV_KILL);
 	drain_workqueue(siw_cm_wq);

@@ -1,41 +1,37 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * siw: DDP (RFC 5041). Segment headers, the split of a message into
- * segments, and direct placement of received payload into tagged
- * buffers (MRs) or untagged buffers (posted receives).
+ * siw: DDP (RFC 5041). Transmit: segmentation of the current RDMAP
+ * message, one header and a list of payload pieces per segment, and the
+ * untagged message sequence numbers. Receive: segment header checks,
+ * MSN tracking and direct placement into tagged buffers (MRs) or
+ * untagged buffers (posted receives). What an opcode is comes from the
+ * RDMAP opcode table, handed in by the TX and RX engines.
  */
 #include <linux/highmem.h>
+#include <linux/moduleparam.h>
 #include <linux/skbuff.h>
 #include <net/tcp.h>
 #include <kunit/visibility.h>
 
 #include "siw.h"
 
-/* DDP + RDMAP header length following the MPA length field */
-unsigned int siw_ddp_hdr_len(unsigned int op)
-{
-	switch (op) {
-	case RDMAP_WRITE:
-	case RDMAP_READ_RESP:
-		return sizeof(struct iwarp_tagged_hdr) - MPA_HDR_SIZE;
-	case RDMAP_READ_REQ:
-		return sizeof(struct iwarp_read_req) - MPA_HDR_SIZE;
-	default:
-		return sizeof(struct iwarp_untagged_hdr) - MPA_HDR_SIZE;
-	}
-}
-EXPORT_SYMBOL_IF_KUNIT(siw_ddp_hdr_len);
-
-static bool siw_op_tagged(unsigned int op)
-{
-	return op == RDMAP_WRITE || op == RDMAP_READ_RESP;
-}
+/*
+ * FPDU size: RFC 5044 has senders fit an FPDU into one TCP segment, so a
+ * receiver could place it without reassembly; every receiver parses any
+ * length, the kernel's siw included. fpdu_max lets FPDUs grow beyond the
+ * MSS, up to the 16 bit ULPDU limit, for fewer headers per byte.
+ */
+static unsigned int fpdu_max;
+module_param(fpdu_max, uint, 0644);
+MODULE_PARM_DESC(fpdu_max,
+		 "Largest FPDU to send in bytes when above the TCP MSS (up to 65471); 0 = one MSS per FPDU as RFC 5044 suggests (default)");
 
 /* Largest payload of one FPDU of @op on this connection */
-u32 siw_tx_seg_max(struct siw_qp *qp, unsigned int op)
+u32 siw_tx_seg_max(struct siw_qp *qp, const struct siw_op *op)
 {
-	return mpa_seg_max(READ_ONCE(tcp_sk(qp->sock->sk)->mss_cache),
-			   siw_ddp_hdr_len(op));
+	u32 mss = READ_ONCE(tcp_sk(qp->sock->sk)->mss_cache);
+
+	return mpa_seg_max(max(mss, READ_ONCE(fpdu_max)), op->hdr_len);
 }
 
 /**
@@ -47,8 +43,8 @@ u32 siw_tx_seg_max(struct siw_qp *qp, unsigned int op)
  *
  * Returns 0 or -EFAULT if @off is beyond the SGL.
  */
-int siw_sgl_chunk(struct siw_wqe *wqe, u32 off, u32 len,
-		  struct siw_mem_chunk *c)
+static int siw_sgl_chunk(struct siw_wqe *wqe, u32 off, u32 len,
+			 struct siw_mem_chunk *c)
 {
 	struct siw_sqe *sqe = &wqe->sqe;
 	int i;
@@ -77,147 +73,232 @@ int siw_sgl_chunk(struct siw_wqe *wqe, u32 off, u32 len,
 	return -EFAULT;
 }
 
-/* Fill tx->hdr for the next segment of the current message. */
-void siw_ddp_tx_hdr(struct siw_tx *tx, u32 seg_len, bool last)
+/* ---------------------------------------------------------- transmit */
+
+/* A new message of @op: its sequence number, segmentation from 0. */
+void siw_ddp_tx_begin(struct siw_ddp_tx *d, const struct siw_op *op)
 {
-	unsigned int hlen = siw_ddp_hdr_len(tx->op);
-	struct iwarp_ctrl *ctrl = (struct iwarp_ctrl *)tx->hdr;
-
-	ctrl->mpa_len = cpu_to_be16(hlen + seg_len);
-	ctrl->ddp_rdmap = iwarp_mk_ctrl(tx->op, siw_op_tagged(tx->op), last);
-	if (siw_op_tagged(tx->op)) {
-		struct iwarp_tagged_hdr *h = (void *)tx->hdr;
-
-		h->stag = cpu_to_be32(tx->stag);
-		h->to = cpu_to_be64(tx->to + tx->msg_off);
-	} else {
-		struct iwarp_untagged_hdr *h = (void *)tx->hdr;
-
-		h->inval_stag = cpu_to_be32(tx->inval);
-		h->qn = cpu_to_be32(tx->qn);
-		h->msn = cpu_to_be32(tx->msn);
-		h->mo = cpu_to_be32(tx->msg_off);
-	}
-	tx->hdr_len = MPA_HDR_SIZE + hlen;
+	d->off = 0;
+	d->seg_len = 0;
+	d->npay = 0;
+	if (!op->tagged)
+		d->msn = ++d->msn_last[op->qn];
 }
-EXPORT_SYMBOL_IF_KUNIT(siw_ddp_tx_hdr);
+EXPORT_SYMBOL_IF_KUNIT(siw_ddp_tx_begin);
 
-/* ---------------------------------------------------------- receive */
-
-static int siw_rx_err(struct siw_qp *qp, unsigned int layer,
-		      unsigned int etype, unsigned int ecode, const char *why)
+static void siw_ddp_tx_hdr(struct siw_ddp_tx *d, const struct siw_op *op,
+			   const struct siw_rdmap_tx *m)
 {
-	siw_stat_inc(qp->sdev, SIW_STAT_RX_PROTO_ERR);
-	siw_warn(qp->sdev, "QP %u: received %s, terminating\n", qp_id(qp),
-		 why);
-	siw_term_set(qp, layer, etype, ecode, qp->rx.hdr, qp->rx.hdr_have);
-	return -EPROTO;
+	/* laid out as on the wire; the MPA length field is left to MPA */
+	u8 *h = d->hdr;
+	__be16 *ctrl = &((struct iwarp_ctrl *)h)->ddp_rdmap;
+	unsigned int base;
+
+	*ctrl = iwarp_mk_ctrl(op->opcode, op->tagged, d->last);
+	if (op->tagged) {
+		struct iwarp_tagged_hdr *t = (void *)h;
+
+		t->stag = cpu_to_be32(m->stag);
+		t->to = cpu_to_be64(m->to + d->off);
+		base = sizeof(*t);
+	} else {
+		struct iwarp_untagged_hdr *u = (void *)h;
+
+		u->inval_stag = cpu_to_be32(m->inval);
+		u->qn = cpu_to_be32(op->qn);
+		u->msn = cpu_to_be32(d->msn);
+		u->mo = cpu_to_be32(d->off);
+		base = sizeof(*u);
+	}
+	/* the RDMAP body of Read Request and Terminate follows */
+	memcpy(h + base, m->body, m->body_len);
+	d->hdr_len = base - MPA_HDR_SIZE + m->body_len;
 }
 
 /**
- * siw_ddp_rx_hdr - validate a complete DDP/RDMAP segment header
- * @qp: the QP, rx.hdr holds the header, rx.fpdu_payload its payload size
+ * siw_ddp_tx_segment - build the next segment of the message
+ * @d: segmentation state
+ * @op: the message's opcode
+ * @m: the message: payload source, length, tagged target, body
+ * @seg_max: most payload bytes the segment may carry
  *
- * Checks every field before any memory is touched and sets up the
- * placement target through the RDMAP layer. Returns 0, or -EPROTO after
- * a Terminate was scheduled.
+ * Payload is referenced where it lives (registered pages, inline data in
+ * the WQE), one piece per contiguous range; the segment ends early when
+ * SIW_SEG_FRAGS pieces are used. Calling it again before
+ * siw_ddp_tx_advance() builds the same segment.
+ *
+ * Return: 0, or -EFAULT if the payload is not accessible.
  */
-int siw_ddp_rx_hdr(struct siw_qp *qp)
+int siw_ddp_tx_segment(struct siw_ddp_tx *d, const struct siw_op *op,
+		       const struct siw_rdmap_tx *m, u32 seg_max)
 {
-	struct siw_rx *rx = &qp->rx;
-	struct iwarp_ctrl *ctrl = (struct iwarp_ctrl *)rx->hdr;
-	unsigned int op = iwarp_opcode(ctrl);
+	u32 want = min(seg_max, m->len - d->off), done = 0;
+	struct siw_mem_chunk c;
 
-	if (iwarp_ddp_version(ctrl) != DDP_VERSION)
-		return siw_rx_err(qp, TERM_LAYER_DDP,
-				  iwarp_tagged(ctrl) ? TERM_DDP_ETYPE_TAGGED :
-						       TERM_DDP_ETYPE_UNTAGGED,
-				  iwarp_tagged(ctrl) ? TERM_DDP_T_VERSION :
-						       TERM_DDP_U_VERSION,
-				  "bad DDP version");
-	if (iwarp_rdmap_version(ctrl) != RDMAP_VERSION)
-		return siw_rx_err(qp, TERM_LAYER_RDMAP,
-				  TERM_RDMAP_ETYPE_REMOTE_OP,
-				  TERM_RDMAP_VERSION, "bad RDMAP version");
-	if (op >= RDMAP_NUM_OPCODES || siw_op_tagged(op) != iwarp_tagged(ctrl))
-		return siw_rx_err(qp, TERM_LAYER_RDMAP,
-				  TERM_RDMAP_ETYPE_REMOTE_OP, TERM_RDMAP_OPCODE,
-				  "bad RDMAP opcode");
+	d->npay = 0;
+	while (done < want && d->npay < SIW_SEG_FRAGS) {
+		struct bio_vec *bv = &d->pay[d->npay++];
 
-	rx->op = op;
-	rx->last = iwarp_last(ctrl);
-	if (!siw_op_tagged(op)) {
-		struct iwarp_untagged_hdr *h = (void *)rx->hdr;
-		u32 qn = be32_to_cpu(h->qn);
-		u32 want_qn = op == RDMAP_READ_REQ ? DDP_QN_READ_REQ :
-			      op == RDMAP_TERMINATE ? DDP_QN_TERMINATE :
-			      DDP_QN_SEND;
-
-		if (qn != want_qn)
-			return siw_rx_err(qp, TERM_LAYER_DDP,
-					  TERM_DDP_ETYPE_UNTAGGED,
-					  TERM_DDP_U_INV_QN, "bad queue number");
-		/* a Terminate is taken whatever its MSN says */
-		if (qn != DDP_QN_TERMINATE &&
-		    be32_to_cpu(h->msn) != rx->msn[qn])
-			return siw_rx_err(qp, TERM_LAYER_DDP,
-					  TERM_DDP_ETYPE_UNTAGGED,
-					  TERM_DDP_U_INV_MSN_RANGE, "bad MSN");
-		rx->mo = be32_to_cpu(h->mo);
-		rx->qn = qn;
+		if (!m->wqe || siw_sgl_chunk(m->wqe, d->off + done,
+					     want - done, &c))
+			return -EFAULT;
+		bv->bv_page = c.page;
+		bv->bv_offset = c.off;
+		bv->bv_len = c.len;
+		done += c.len;
 	}
-	return siw_rdmap_rx_hdr(qp);
+	d->seg_len = done;
+	d->last = d->off + done == m->len;
+	siw_ddp_tx_hdr(d, op, m);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(siw_ddp_tx_segment);
+
+/* The segment is framed: move on. Return: the message is complete. */
+bool siw_ddp_tx_advance(struct siw_ddp_tx *d, const struct siw_rdmap_tx *m)
+{
+	d->off += d->seg_len;
+	d->seg_len = 0;
+	d->npay = 0;
+	return d->off == m->len;
+}
+EXPORT_SYMBOL_IF_KUNIT(siw_ddp_tx_advance);
+
+/* ----------------------------------------------------------- receive */
+
+/*
+ * Header bytes after the MPA length by the T bit alone: what is read of
+ * a segment whose opcode is unknown before it is refused, so the
+ * Terminate can quote the whole DDP header.
+ */
+u32 siw_ddp_rx_hdr_len(const struct iwarp_ctrl *ctrl)
+{
+	return (iwarp_tagged(ctrl) ? sizeof(struct iwarp_tagged_hdr) :
+				     sizeof(struct iwarp_untagged_hdr)) -
+	       MPA_HDR_SIZE;
 }
 
-/* Copy @len payload bytes at @skb/@off to the chunk, updating the CRC. */
-static int siw_rx_copy(struct siw_qp *qp, struct siw_mem_chunk *c,
-		       const struct sk_buff *skb, int off)
+int siw_ddp_rx_version(struct siw_rx_err *e, const struct iwarp_ctrl *ctrl)
+{
+	bool tagged = iwarp_tagged(ctrl);
+
+	if (iwarp_ddp_version(ctrl) == DDP_VERSION)
+		return 0;
+	return siw_rx_error(e, TERM_LAYER_DDP,
+			    tagged ? TERM_DDP_ETYPE_TAGGED :
+				     TERM_DDP_ETYPE_UNTAGGED,
+			    tagged ? TERM_DDP_T_VERSION : TERM_DDP_U_VERSION,
+			    "bad DDP version");
+}
+
+/**
+ * siw_ddp_rx_hdr - decode and check a segment's DDP header
+ * @d: DDP receive state
+ * @e: receive error to fill
+ * @hdr: the header as received, MPA length first
+ * @op: its opcode, known and matching the T bit
+ *
+ * Untagged segments must use their opcode's queue and carry the next
+ * MSN of that queue (MSNs count from 1) (a Terminate is taken whatever its MSN says).
+ * Return: 0 or -EPROTO (@e filled).
+ */
+int siw_ddp_rx_hdr(struct siw_ddp_rx *d, struct siw_rx_err *e,
+		   const u8 *hdr, const struct siw_op *op)
+{
+	const struct iwarp_untagged_hdr *h = (const void *)hdr;
+	u32 qn;
+
+	d->last = iwarp_last(&h->ctrl);
+	memset(&d->target, 0, sizeof(d->target));
+	if (op->tagged)
+		return 0;
+	qn = be32_to_cpu(h->qn);
+	if (qn != op->qn)
+		return siw_rx_error(e, TERM_LAYER_DDP, TERM_DDP_ETYPE_UNTAGGED,
+				    TERM_DDP_U_INV_QN, "bad queue number");
+	d->msn_got = be32_to_cpu(h->msn);
+	if (qn != DDP_QN_TERMINATE && d->msn_got != d->msn_done[qn] + 1)
+		return siw_rx_error(e, TERM_LAYER_DDP, TERM_DDP_ETYPE_UNTAGGED,
+				    TERM_DDP_U_INV_MSN_RANGE, "bad MSN");
+	d->qn = qn;
+	d->mo = be32_to_cpu(h->mo);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(siw_ddp_rx_hdr);
+
+/* RDMAP checked the target for the whole segment: placement goes there. */
+void siw_ddp_rx_set_target(struct siw_ddp_rx *d,
+			   const struct siw_rx_target *t)
+{
+	d->target = *t;
+}
+
+void siw_ddp_rx_target_put(struct siw_ddp_rx *d)
+{
+	if (d->target.mr) {
+		siw_mr_put(d->target.mr);
+		d->target.mr = NULL;
+	}
+}
+
+/* The segment arrived intact: the next MSN, and the target is done. */
+void siw_ddp_rx_done(struct siw_ddp_rx *d, const struct siw_op *op)
+{
+	if (!op->tagged && d->last)
+		d->msn_done[d->qn]++;
+	siw_ddp_rx_target_put(d);
+}
+
+/* Copy the chunk's bytes out of @skb/@off, updating the CRC. */
+static int siw_ddp_rx_copy(struct siw_mpa_rx *crc, struct siw_mem_chunk *c,
+			   const struct sk_buff *skb, int off)
 {
 	u8 *dst = kmap_local_page(c->page) + c->off;
 	int rv = skb_copy_bits(skb, off, dst, c->len);
 
-	if (!rv && qp->attrs.crc)
-		qp->rx.crc = crc32c(qp->rx.crc, dst, c->len);
+	if (!rv)
+		siw_mpa_rx_crc(crc, dst, c->len);
 	kunmap_local(dst);
 	return rv;
 }
 
 /**
  * siw_ddp_rx_place - place payload of the current segment
- * @qp: the QP
+ * @d: DDP receive state with the segment's target
+ * @e: receive error to fill
+ * @crc: the FPDU's CRC, updated with what is placed
  * @skb: source buffer
  * @off: offset in @skb
  * @len: bytes to place; never more than the segment has left
  *
  * The target (MR range or receive SGL) was checked for the whole segment
- * in siw_ddp_rx_hdr(), so nothing is written outside it. Returns 0 or a
- * negative errno after a Terminate was scheduled.
+ * when its header arrived, so nothing is written outside it.
+ * Return: 0 or -EPROTO (@e filled).
  */
-int siw_ddp_rx_place(struct siw_qp *qp, const struct sk_buff *skb, int off,
-		     u32 len)
+int siw_ddp_rx_place(struct siw_ddp_rx *d, struct siw_rx_err *e,
+		     struct siw_mpa_rx *crc, const struct sk_buff *skb,
+		     int off, u32 len)
 {
-	struct siw_rx *rx = &qp->rx;
+	struct siw_rx_target *t = &d->target;
 	struct siw_mem_chunk c;
 	int rv;
 
 	while (len) {
-		if (rx->tmr) {
-			rv = siw_mr_chunk(rx->tmr, rx->tva, len, &c);
-		} else if (rx->target) {
-			rv = siw_sgl_chunk(rx->target, rx->toff, len, &c);
-		} else {
-			/* payload nobody may receive: can't happen, hdr checked */
+		if (t->mr)
+			rv = siw_mr_chunk(t->mr, t->va, len, &c);
+		else if (t->wqe)
+			rv = siw_sgl_chunk(t->wqe, t->off, len, &c);
+		else	/* payload nobody may receive: the header said so */
 			rv = -EFAULT;
-		}
 		if (!rv)
-			rv = siw_rx_copy(qp, &c, skb, off);
+			rv = siw_ddp_rx_copy(crc, &c, skb, off);
 		if (rv)
-			return siw_rx_err(qp, TERM_LAYER_DDP,
-					  TERM_DDP_ETYPE_CATA,
-					  TERM_DDP_CATA_UNSPEC,
-					  "segment that could not be placed");
-		rx->tva += c.len;
-		rx->toff += c.len;
+			return siw_rx_error(e, TERM_LAYER_DDP,
+					    TERM_DDP_ETYPE_CATA,
+					    TERM_DDP_CATA_UNSPEC,
+					    "segment that could not be placed");
+		t->va += c.len;
+		t->off += c.len;
 		off += c.len;
 		len -= c.len;
 	}

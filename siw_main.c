@@ -19,18 +19,6 @@ MODULE_DESCRIPTION("Software iWARP RDMA provider (out-of-tree siw)");
 MODULE_LICENSE("Dual BSD/GPL");
 MODULE_ALIAS_RDMA_LINK("siw");
 
-bool mpa_crc_required;
-module_param(mpa_crc_required, bool, 0644);
-MODULE_PARM_DESC(mpa_crc_required,
-		 "Ask peers for MPA CRC32c on new connections (default off)");
-
-bool mpa_crc_strict;
-module_param(mpa_crc_strict, bool, 0644);
-MODULE_PARM_DESC(mpa_crc_strict,
-		 "Refuse connections whose MPA CRC setting differs from mpa_crc_required");
-
-struct workqueue_struct *siw_tx_wq;
-
 static LIST_HEAD(siw_devices);
 static DEFINE_MUTEX(siw_dev_lock);
 static DEFINE_IDA(siw_dev_ida);
@@ -61,7 +49,7 @@ static const struct ib_device_ops siw_main_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_SIW,
 	.uverbs_abi_ver = SIW_ABI_VERSION,
-	SIW_VERB(dealloc_driver),
+	.dealloc_driver = siw_dealloc_driver,
 };
 
 /* Loopback has no MAC; derive a stable, locally administered one. */
@@ -250,21 +238,15 @@ static int __init siw_init(void)
 {
 	int rv;
 
-	/*
-	 * Unbound: the TX work of a QP whose RX softirq runs on one CPU may
-	 * run on another, so a Read Response or the next FPDUs go out while
-	 * this CPU still receives. Measured (veth, 2 vCPUs, 3 runs each):
-	 * ib_read_bw 64 KiB 56-58 -> 80-118 MB/s, ib_write_bw 52-55 ->
-	 * 59-102, latencies unchanged. A QP's work never runs twice at once.
-	 */
-	siw_tx_wq = alloc_workqueue("siw_tx",
-				    WQ_UNBOUND | WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
-	if (!siw_tx_wq)
-		return -ENOMEM;
-
-	rv = siw_cm_init();
+	rv = siw_qp_wq_init();
+	if (rv)
+		return rv;
+	rv = siw_mem_init();
 	if (rv)
 		goto err_wq;
+	rv = siw_cm_init();
+	if (rv)
+		goto err_mem;
 
 	rv = register_netdevice_notifier(&siw_netdev_nb);
 	if (rv)
@@ -276,8 +258,10 @@ static int __init siw_init(void)
 
 err_cm:
 	siw_cm_exit();
+err_mem:
+	siw_mem_fini();
 err_wq:
-	destroy_workqueue(siw_tx_wq);
+	siw_qp_wq_exit();
 	return rv;
 }
 
@@ -287,7 +271,8 @@ static void __exit siw_exit(void)
 	unregister_netdevice_notifier(&siw_netdev_nb);
 	ib_unregister_driver(RDMA_DRIVER_SIW);
 	siw_cm_exit();
-	destroy_workqueue(siw_tx_wq);
+	siw_mem_fini();
+	siw_qp_wq_exit();
 	ida_destroy(&siw_dev_ida);
 	pr_info("siw: unloaded\n");
 }

@@ -95,6 +95,20 @@ static struct siw_mr *siw_mr_new(struct siw_device *sdev, struct ib_pd *pd,
 	return mr;
 }
 
+/* final MR releases, which may sleep (unpinning user pages) */
+static struct workqueue_struct *siw_mem_wq;
+
+int siw_mem_init(void)
+{
+	siw_mem_wq = alloc_workqueue("siw_mem", WQ_MEM_RECLAIM, 0);
+	return siw_mem_wq ? 0 : -ENOMEM;
+}
+
+void siw_mem_fini(void)
+{
+	destroy_workqueue(siw_mem_wq);
+}
+
 /* Frees what siw_mr_new() and the type specific setup allocated. */
 static void siw_mr_free(struct siw_mr *mr)
 {
@@ -121,7 +135,7 @@ static void siw_mr_release(struct kref *ref)
 
 	/* may be softirq; unpinning pages needs process context */
 	INIT_RCU_WORK(&mr->free_work, siw_mr_free_work);
-	queue_rcu_work(siw_tx_wq, &mr->free_work);
+	queue_rcu_work(siw_mem_wq, &mr->free_work);
 }
 
 /**
@@ -678,9 +692,9 @@ void siw_mem_exit(struct siw_device *sdev)
 
 /* The MR verbs, merged into a device by siw_verbs_set_ops() */
 const struct ib_device_ops siw_mr_ops = {
-	SIW_VERB(get_dma_mr),
-	SIW_VERB(reg_user_mr),
-	SIW_VERB(alloc_mr),
-	SIW_VERB(map_mr_sg),
-	SIW_VERB(dereg_mr),
+	.get_dma_mr = siw_get_dma_mr,
+	.reg_user_mr = siw_reg_user_mr,
+	.alloc_mr = siw_alloc_mr,
+	.map_mr_sg = siw_map_mr_sg,
+	.dereg_mr = siw_dereg_mr,
 };

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * siw: MPA framing (RFC 5044). Receive: a stream parser fed straight from
- * the TCP receive queue (tcp_read_sock), which reassembles FPDU headers
- * across skb boundaries and hands payload to DDP placement without a
- * staging buffer. Transmit: framing of one FPDU (length, pad, CRC32c)
- * around a DDP segment and its non-blocking transmission.
+ * siw: MPA (RFC 5044). Transmit: framing of DDP segments into FPDUs
+ * (length, pad, CRC32c) and their non-blocking transmission, several
+ * FPDUs per socket call. Receive: the FPDU sizes and CRC check the RX
+ * engine (siw_rx.c) asks for. Connection setup: MPA request/reply
+ * decoding for the CM.
  */
 #include <linux/highmem.h>
 #include <linux/skbuff.h>
@@ -17,308 +17,213 @@
 
 /* ---------------------------------------------------------- receive */
 
-static void siw_rx_reset(struct siw_rx *rx)
-{
-	rx->state = SIW_RX_HDR;
-	rx->hdr_have = 0;
-	rx->hdr_need = sizeof(struct iwarp_ctrl);
-	rx->trailer_have = 0;
-	rx->payload_have = 0;
-}
-
-/*
- * First four bytes are in: decide how long the rest of the header is.
- * Read Request bodies and Terminate messages are small and fully
- * parsed, so they are collected as part of the header.
+/**
+ * siw_mpa_rx_fpdu - sizes of an FPDU from its ULPDU length
+ * @e: receive error to fill
+ * @ulpdu: the MPA length field
+ * @hdr_len: DDP/RDMAP header bytes the segment's opcode has
+ * @payload: set to the payload bytes after the header
+ * @trailer: set to pad plus CRC bytes
+ *
+ * Return: 0, or -EPROTO (@e filled) if the ULPDU cannot hold the header.
  */
-static int siw_rx_hdr_size(struct siw_qp *qp)
+int siw_mpa_rx_fpdu(struct siw_rx_err *e, u32 ulpdu, u32 hdr_len,
+		    u32 *payload, u32 *trailer)
 {
-	struct siw_rx *rx = &qp->rx;
-	struct iwarp_ctrl *ctrl = (struct iwarp_ctrl *)rx->hdr;
-	u32 ulpdu = be16_to_cpu(ctrl->mpa_len);
-	unsigned int op = iwarp_opcode(ctrl);
-	u32 hlen;
-
-	if (op == RDMAP_TERMINATE && !iwarp_tagged(ctrl)) {
-		hlen = ulpdu;
-		if (hlen > sizeof(rx->hdr) - MPA_HDR_SIZE ||
-		    hlen < sizeof(struct iwarp_terminate) - MPA_HDR_SIZE)
-			goto bad;
-	} else if (iwarp_tagged(ctrl)) {
-		hlen = sizeof(struct iwarp_tagged_hdr) - MPA_HDR_SIZE;
-	} else if (op == RDMAP_READ_REQ) {
-		hlen = sizeof(struct iwarp_read_req) - MPA_HDR_SIZE;
-	} else {
-		hlen = sizeof(struct iwarp_untagged_hdr) - MPA_HDR_SIZE;
-	}
-	if (ulpdu < hlen)
-		goto bad;
-	rx->hdr_need = MPA_HDR_SIZE + hlen;
-	rx->fpdu_payload = ulpdu - hlen;
-	rx->trailer_need = mpa_pad(ulpdu) + MPA_CRC_SIZE;
+	if (ulpdu < hdr_len)
+		return siw_rx_error(e, TERM_LAYER_LLP, 0, TERM_MPA_FRAME,
+				    "FPDU shorter than its header");
+	*payload = ulpdu - hdr_len;
+	*trailer = mpa_pad(ulpdu) + MPA_CRC_SIZE;
 	return 0;
-bad:
-	siw_stat_inc(qp->sdev, SIW_STAT_RX_PROTO_ERR);
-	siw_warn(qp->sdev, "QP %u: FPDU length %u invalid for opcode %u\n",
-		 qp_id(qp), ulpdu, op);
-	siw_term_set(qp, TERM_LAYER_LLP, 0, TERM_MPA_FRAME, rx->hdr,
-		     rx->hdr_have);
-	return -EPROTO;
+}
+EXPORT_SYMBOL_IF_KUNIT(siw_mpa_rx_fpdu);
+
+/* A new FPDU: its CRC starts over the length field and header. */
+void siw_mpa_rx_begin(struct siw_mpa_rx *m, bool crc, const u8 *hdr, u32 len)
+{
+	m->crc_on = crc;
+	if (crc)
+		m->crc = crc32c(~0U, hdr, len);
 }
 
-static int siw_rx_trailer_done(struct siw_qp *qp)
+/* Payload bytes as they are placed (DDP calls this). */
+void siw_mpa_rx_crc(struct siw_mpa_rx *m, const void *p, u32 len)
 {
-	struct siw_rx *rx = &qp->rx;
-	unsigned int pad = rx->trailer_need - MPA_CRC_SIZE;
+	if (m->crc_on)
+		m->crc = crc32c(m->crc, p, len);
+}
+
+/**
+ * siw_mpa_rx_trailer - check pad and CRC of a complete FPDU
+ * @m: the FPDU's CRC state
+ * @e: receive error to fill
+ * @trailer: pad bytes followed by the CRC field
+ * @len: bytes at @trailer
+ *
+ * Return: 0 or -EPROTO (@e filled) on a CRC mismatch.
+ */
+int siw_mpa_rx_trailer(struct siw_mpa_rx *m, struct siw_rx_err *e,
+		       const u8 *trailer, u32 len)
+{
+	unsigned int pad = len - MPA_CRC_SIZE;
 	__le32 got;
 
-	if (qp->attrs.crc) {
-		if (pad)
-			rx->crc = crc32c(rx->crc, rx->trailer, pad);
-		memcpy(&got, rx->trailer + pad, sizeof(got));
-		if (got != mpa_crc_wire(rx->crc)) {
-			siw_stat_inc(qp->sdev, SIW_STAT_RX_CRC_ERR);
-			siw_warn(qp->sdev, "QP %u: MPA CRC error, terminating\n",
-				 qp_id(qp));
-			siw_term_set(qp, TERM_LAYER_LLP, 0, TERM_MPA_CRC,
-				     rx->hdr, rx->hdr_have);
-			return -EPROTO;
-		}
-	}
-	siw_stat_inc(qp->sdev, SIW_STAT_RX_FPDU);
-	return siw_rdmap_rx_done(qp);
-}
-
-/*
- * Take up to @len bytes at @off into a small accumulation buffer.
- * Returns bytes taken.
- */
-static u32 siw_rx_gather(const struct sk_buff *skb, int off, u32 len,
-			 u8 *buf, u32 *have, u32 need)
-{
-	u32 n = min(len, need - *have);
-
-	if (skb_copy_bits(skb, off, buf + *have, n))
+	if (!m->crc_on)
 		return 0;
-	*have += n;
-	return n;
-}
-
-static int siw_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
-			unsigned int off, size_t len)
-{
-	struct siw_qp *qp = desc->arg.data;
-	struct siw_rx *rx = &qp->rx;
-	size_t left = len;
-	u32 n;
-
-	while (left) {
-		switch (rx->state) {
-		case SIW_RX_HDR:
-			n = siw_rx_gather(skb, off, left, rx->hdr,
-					  &rx->hdr_have, rx->hdr_need);
-			if (!n)
-				goto dead;
-			off += n;
-			left -= n;
-			if (rx->hdr_have < rx->hdr_need)
-				break;
-			if (rx->hdr_need == sizeof(struct iwarp_ctrl)) {
-				if (siw_rx_hdr_size(qp))
-					goto dead;
-				if (rx->hdr_have < rx->hdr_need)
-					break;
-			}
-			if (qp->attrs.crc)
-				rx->crc = crc32c(~0U, rx->hdr, rx->hdr_have);
-			if (siw_ddp_rx_hdr(qp))
-				goto dead;
-			rx->state = rx->fpdu_payload ? SIW_RX_PAYLOAD :
-						       SIW_RX_TRAILER;
-			break;
-		case SIW_RX_PAYLOAD:
-			n = min_t(u32, left, rx->fpdu_payload - rx->payload_have);
-			if (siw_ddp_rx_place(qp, skb, off, n))
-				goto dead;
-			rx->payload_have += n;
-			off += n;
-			left -= n;
-			if (rx->payload_have == rx->fpdu_payload)
-				rx->state = SIW_RX_TRAILER;
-			break;
-		case SIW_RX_TRAILER:
-			n = siw_rx_gather(skb, off, left, rx->trailer,
-					  &rx->trailer_have, rx->trailer_need);
-			if (!n)
-				goto dead;
-			off += n;
-			left -= n;
-			if (rx->trailer_have < rx->trailer_need)
-				break;
-			if (siw_rx_trailer_done(qp))
-				goto dead;
-			siw_rx_reset(rx);
-			break;
-		case SIW_RX_DEAD:
-			/* after a fatal error: drain the stream silently */
-			return len;
-		}
-	}
-	siw_stat_add(qp->sdev, SIW_STAT_RX_BYTES, len);
-	return len;
-dead:
-	rx->state = SIW_RX_DEAD;
-	desc->count = 0;
-	return len;
-}
-
-static void siw_rx_read(struct siw_qp *qp, struct sock *sk)
-{
-	read_descriptor_t desc = {
-		.arg.data = qp,
-		.count = 1,
-	};
-
-	if (READ_ONCE(qp->attrs.state) == SIW_QP_ERROR &&
-	    qp->rx.state != SIW_RX_DEAD)
-		qp->rx.state = SIW_RX_DEAD;
-	tcp_read_sock(sk, &desc, siw_rx_actor);
-}
-
-void siw_qp_rx(struct siw_qp *qp, struct sock *sk)
-{
-	siw_rx_read(qp, sk);
-}
-
-void siw_qp_rx_kick(struct siw_qp *qp)
-{
-	struct socket *sock;
-
-	spin_lock_bh(&qp->state_lock);
-	sock = qp->sock;
-	spin_unlock_bh(&qp->state_lock);
-	if (!sock)
-		return;
-	lock_sock(sock->sk);
-	siw_rx_read(qp, sock->sk);
-	release_sock(sock->sk);
+	if (pad)
+		m->crc = crc32c(m->crc, trailer, pad);
+	memcpy(&got, trailer + pad, sizeof(got));
+	if (got != mpa_crc_wire(m->crc))
+		return siw_rx_error(e, TERM_LAYER_LLP, 0, TERM_MPA_CRC,
+				    "MPA CRC error");
+	return 0;
 }
 
 /* --------------------------------------------------------- transmit */
 
-static void siw_tx_frag(struct bio_vec *bv, struct page *pg,
+static void siw_mpa_iov(struct siw_mpa_tx *m, struct page *pg,
 			unsigned int off, unsigned int len)
 {
+	struct bio_vec *bv = &m->iov[m->niov++];
+
 	bv->bv_page = pg;
 	bv->bv_offset = off;
 	bv->bv_len = len;
+	m->len += len;
+}
+
+static void siw_mpa_iov_buf(struct siw_mpa_tx *m, const void *p,
+			    unsigned int len)
+{
+	siw_mpa_iov(m, virt_to_page(p), offset_in_page(p), len);
+}
+
+void siw_mpa_tx_reset(struct siw_mpa_tx *m)
+{
+	m->nfpdu = 0;
+	m->niov = 0;
+	m->len = 0;
+	m->sent = 0;
+	m->zc = NULL;
 }
 
 /**
- * siw_tx_fpdu_payload - collect the payload of the next segment
- * @qp: the QP; payload comes from tx.wqe at tx.msg_off
- * @seg_max: most payload bytes the segment may carry
+ * siw_mpa_tx_room - may the segment in @d join the FPDUs already framed?
+ * @m: the batch
+ * @d: the next segment
  *
- * Payload is referenced where it lives (registered pages, inline data in
- * the WQE), one fragment per contiguous piece. The segment ends early if
- * the fragment array is full. Returns the payload length or -EFAULT.
+ * FPDUs go to TCP several at a time, one socket call for up to
+ * SIW_TX_BATCH of them (SIW_TX_BATCH_BYTES). A zero-copy FPDU goes
+ * alone: its regions need calls of their own.
  */
-int siw_tx_fpdu_payload(struct siw_qp *qp, u32 seg_max)
+bool siw_mpa_tx_room(const struct siw_mpa_tx *m, const struct siw_ddp_tx *d)
 {
-	struct siw_tx *tx = &qp->tx;
-	struct siw_mem_chunk c;
-	u32 done = 0;
+	if (!m->nfpdu)
+		return true;
+	return !m->zc && m->nfpdu < SIW_TX_BATCH &&
+	       m->niov + d->npay + 2 <= SIW_TX_IOV &&
+	       m->len + MPA_HDR_SIZE + d->hdr_len + d->seg_len + 7 <=
+	       SIW_TX_BATCH_BYTES;
+}
+EXPORT_SYMBOL_IF_KUNIT(siw_mpa_tx_room);
 
-	tx->nfrags = 1;		/* [0] is the header */
-	while (done < seg_max && tx->nfrags < SIW_TX_FRAGS - 1) {
-		if (siw_sgl_chunk(tx->wqe, tx->msg_off + done, seg_max - done,
-				  &c))
-			return -EFAULT;
-		siw_tx_frag(&tx->frags[tx->nfrags++], c.page, c.off, c.len);
-		done += c.len;
-	}
-	tx->seg_len = done;
-	tx->fpdu_zc = tx->zc && done && siw_tx_zc_pages_ok(tx);
-	return done;
+static bool siw_mpa_pages_ok(const struct siw_ddp_tx *d)
+{
+	unsigned int i;
+
+	/* slab memory (kmalloc'ed kernel buffers) must not be referenced */
+	for (i = 0; i < d->npay; i++)
+		if (!sendpage_ok(d->pay[i].bv_page))
+			return false;
+	return true;
 }
 
 /**
- * siw_tx_fpdu_seal - complete the FPDU: header fragment, pad and CRC
- * @qp: the QP; tx.hdr holds the header for tx.seg_len payload bytes
+ * siw_mpa_tx_frame - add the segment in @d to the batch as one FPDU
+ * @m: the batch; siw_mpa_tx_room() said yes
+ * @d: DDP segment: header and payload pieces
+ * @crc: MPA CRC negotiated
+ * @zc: hand the payload pages to TCP by reference, or NULL to copy
+ *
+ * The length field and header are copied into the batch's own buffer
+ * (DDP reuses its header buffer for the next segment); the payload is
+ * referenced where it lives. Pad and CRC32c follow.
  */
-void siw_tx_fpdu_seal(struct siw_qp *qp)
+void siw_mpa_tx_frame(struct siw_mpa_tx *m, const struct siw_ddp_tx *d,
+		      bool crc, struct ubuf_info *zc)
 {
-	struct siw_tx *tx = &qp->tx;
-	unsigned int pad = mpa_pad(tx->hdr_len - MPA_HDR_SIZE + tx->seg_len);
+	struct siw_mpa_fpdu *f = &m->fpdu[m->nfpdu++];
+	u32 ulpdu = d->hdr_len + d->seg_len;
+	unsigned int hlen = MPA_HDR_SIZE + d->hdr_len;
+	unsigned int pad = mpa_pad(ulpdu), i;
+	__be16 len_wire = cpu_to_be16(ulpdu);
 	__le32 crc_wire = 0;
 
-	siw_tx_frag(&tx->frags[0], virt_to_page(tx->hdr),
-		    offset_in_page(tx->hdr), tx->hdr_len);
-	memset(tx->trailer, 0, pad);
+	memcpy(f->hdr, &len_wire, MPA_HDR_SIZE);
+	memcpy(f->hdr + MPA_HDR_SIZE, d->hdr + MPA_HDR_SIZE, d->hdr_len);
+	siw_mpa_iov_buf(m, f->hdr, hlen);
+	m->hdr_end = m->len;
+	for (i = 0; i < d->npay; i++)
+		siw_mpa_iov(m, d->pay[i].bv_page, d->pay[i].bv_offset,
+			    d->pay[i].bv_len);
+	m->pay_end = m->len;
+	if (zc && d->seg_len && m->nfpdu == 1 && siw_mpa_pages_ok(d))
+		m->zc = zc;
 
-	if (qp->attrs.crc) {
-		u32 crc = crc32c(~0U, tx->hdr, tx->hdr_len);
-		unsigned int i;
+	memset(f->trailer, 0, pad);
+	if (crc) {
+		u32 c = crc32c(~0U, f->hdr, hlen);
 
-		for (i = 1; i < tx->nfrags; i++) {
-			struct bio_vec *bv = &tx->frags[i];
+		for (i = 0; i < d->npay; i++) {
+			const struct bio_vec *bv = &d->pay[i];
 			u8 *p = kmap_local_page(bv->bv_page);
 
-			crc = crc32c(crc, p + bv->bv_offset, bv->bv_len);
+			c = crc32c(c, p + bv->bv_offset, bv->bv_len);
 			kunmap_local(p);
 		}
-		crc = crc32c(crc, tx->trailer, pad);
-		crc_wire = mpa_crc_wire(crc);
+		c = crc32c(c, f->trailer, pad);
+		crc_wire = mpa_crc_wire(c);
 	}
-	memcpy(tx->trailer + pad, &crc_wire, MPA_CRC_SIZE);
-	tx->trailer_len = pad + MPA_CRC_SIZE;
-	siw_tx_frag(&tx->frags[tx->nfrags++], virt_to_page(tx->trailer),
-		    offset_in_page(tx->trailer), tx->trailer_len);
-
-	tx->fpdu_len = tx->hdr_len + tx->seg_len + tx->trailer_len;
-	tx->fpdu_sent = 0;
+	memcpy(f->trailer + pad, &crc_wire, MPA_CRC_SIZE);
+	siw_mpa_iov_buf(m, f->trailer, pad + MPA_CRC_SIZE);
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_mpa_tx_frame);
 
 /**
- * siw_tx_fpdu_send - push (the rest of) the current FPDU into TCP
- * @qp: the QP
- * @more: more FPDUs of this message follow
+ * siw_mpa_tx_push - queue (the rest of) the batch to TCP
+ * @qp: the QP, its socket
+ * @m: the batch
+ * @more: more of this message follows the batch
  *
- * Non-blocking: returns 0 when the FPDU is fully queued, -EAGAIN when
- * the socket is full (sk_write_space reschedules us), or -errno.
- *
- * With tx.fpdu_zc the payload pages are handed to TCP by reference
- * (siw_zcopy.c). Header and trailer are always copied: they are rebuilt
- * in place for every FPDU. Otherwise TCP copies the payload too; see
- * siw_tx_zc_begin() and siw_tx_zc_pages_ok() for when and why.
+ * Non-blocking. Return: 0 once all is queued (the batch is then empty),
+ * -EAGAIN when the socket is full (sk_write_space reschedules us), or a
+ * negative errno.
  */
-int siw_tx_fpdu_send(struct siw_qp *qp, bool more)
+int siw_mpa_tx_push(struct siw_qp *qp, struct siw_mpa_tx *m, bool more)
 {
-	struct siw_tx *tx = &qp->tx;
-	u32 pay_end = tx->hdr_len + tx->seg_len;
 	int rv;
 
-	while (tx->fpdu_sent < tx->fpdu_len) {
+	while (m->sent < m->len) {
 		struct msghdr msg = {
 			.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL,
 		};
-		bool zc = tx->fpdu_zc && tx->fpdu_sent >= tx->hdr_len &&
-			  tx->fpdu_sent < pay_end;
-		u32 end = tx->fpdu_len;
+		bool zc = m->zc && m->sent >= m->hdr_end &&
+			  m->sent < m->pay_end;
+		u32 end = m->len;
 
-		/* one call per region: header, payload, trailer */
-		if (tx->fpdu_zc)
-			end = tx->fpdu_sent < tx->hdr_len ? tx->hdr_len :
-			      zc ? pay_end : tx->fpdu_len;
-		if (end < tx->fpdu_len || more)
+		/* zero-copy: one call per region, header, payload, trailer */
+		if (m->zc)
+			end = m->sent < m->hdr_end ? m->hdr_end :
+			      zc ? m->pay_end : m->len;
+		if (end < m->len || more)
 			msg.msg_flags |= MSG_MORE;
 		if (zc) {
 			msg.msg_flags |= MSG_ZEROCOPY;
-			msg.msg_ubuf = &tx->zc->ubuf;
+			msg.msg_ubuf = m->zc;
 		}
-		iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, tx->frags,
-			      tx->nfrags, end);
-		iov_iter_advance(&msg.msg_iter, tx->fpdu_sent);
+		iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, m->iov, m->niov, end);
+		iov_iter_advance(&msg.msg_iter, m->sent);
 		rv = sock_sendmsg(qp->sock, &msg);
 		if (rv <= 0) {
 			if (rv == -EAGAIN || rv == 0) {
@@ -327,12 +232,13 @@ int siw_tx_fpdu_send(struct siw_qp *qp, bool more)
 			}
 			return rv;
 		}
-		tx->fpdu_sent += rv;
+		m->sent += rv;
 		siw_stat_add(qp->sdev, SIW_STAT_TX_BYTES, rv);
 		if (zc)
 			siw_stat_add(qp->sdev, SIW_STAT_TX_ZCOPY_BYTES, rv);
 	}
-	siw_stat_inc(qp->sdev, SIW_STAT_TX_FPDU);
+	siw_stat_add(qp->sdev, SIW_STAT_TX_FPDU, m->nfpdu);
+	siw_mpa_tx_reset(m);
 	return 0;
 }
 

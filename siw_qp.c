@@ -7,7 +7,8 @@
  *  - SQ ring: consumed by the TX work under sq_lock; tx.sq_wqe belongs
  *    to the TX work alone.
  *  - RQ/SRQ ring: consumed by the RX parser under rq_lock (srq->lock);
- *    rx.rwqe belongs to the RX parser, which runs under the socket lock.
+ *    rx.rdmap.rwqe belongs to the RX parser, which runs under the socket
+ *    lock.
  *  - ORQ (our reads in flight): pushed by TX, popped by RX, orq_lock.
  *  - IRQ (peer's reads to answer): pushed by RX, popped by TX, orq_lock.
  * In-progress work requests are flushed by their owner, so flush
@@ -17,6 +18,8 @@
 #include <linux/slab.h>
 #include <net/tcp.h>
 #include <rdma/restrack.h>
+
+#include <kunit/visibility.h>
 
 #include "siw.h"
 
@@ -36,6 +39,7 @@ void siw_qp_put(struct siw_qp *qp)
 {
 	kref_put(&qp->ref, siw_qp_release);
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_qp_put);
 
 struct siw_qp *siw_qp_lookup(struct siw_device *sdev, u32 id)
 {
@@ -61,19 +65,12 @@ int siw_qp_init(struct siw_qp *qp, struct siw_device *sdev)
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
 	spin_lock_init(&qp->orq_lock);
-	INIT_WORK(&qp->tx_work, siw_tx_work);
-	mutex_init(&qp->tx_mutex);
 	qp->attrs.state = SIW_QP_IDLE;
 
-	rv = siw_zc_ctx_create(qp);
-	if (rv)
-		return rv;
 	rv = xa_alloc_cyclic(&sdev->qp_xa, &id, qp, XA_LIMIT(1, 0xffffff),
 			     &sdev->next_qp, GFP_KERNEL);
-	if (rv < 0) {
-		siw_zc_ctx_free(qp);
+	if (rv < 0)
 		return rv;
-	}
 	qp->id = id;
 	qp->base.qp_num = id;
 	return 0;
@@ -99,6 +96,7 @@ enum ib_qp_state siw_qp_ib_state(const struct siw_qp *qp)
 
 	return map[READ_ONCE(qp->attrs.state)];
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_qp_ib_state);
 
 void siw_qp_event(struct siw_qp *qp, enum ib_event_type type)
 {
@@ -112,9 +110,39 @@ void siw_qp_event(struct siw_qp *qp, enum ib_event_type type)
 		qp->base.event_handler(&ev, qp->base.qp_context);
 }
 
+/*
+ * The TX work of every QP. Unbound: the TX work of a QP whose RX softirq
+ * runs on one CPU may run on another, so a Read Response or the next
+ * FPDUs go out while this CPU still receives (docs/bench.md). A QP's
+ * work never runs twice at once.
+ */
+static struct workqueue_struct *siw_tx_wq;
+
+int siw_qp_wq_init(void)
+{
+	siw_tx_wq = alloc_workqueue("siw_tx",
+				    WQ_UNBOUND | WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	return siw_tx_wq ? 0 : -ENOMEM;
+}
+
+void siw_qp_wq_exit(void)
+{
+	destroy_workqueue(siw_tx_wq);
+}
+
+/* Run the QP's transmitter (siw_tx.c) soon; it holds a QP reference. */
 void siw_qp_schedule_tx(struct siw_qp *qp)
 {
 	siw_qp_get(qp);
+	if (!queue_work(siw_tx_wq, &qp->tx_work))
+		siw_qp_put(qp);
+}
+
+/* The same for callers that may find the QP being destroyed. */
+void siw_qp_wake_tx(struct siw_qp *qp)
+{
+	if (!kref_get_unless_zero(&qp->ref))
+		return;
 	if (!queue_work(siw_tx_wq, &qp->tx_work))
 		siw_qp_put(qp);
 }
@@ -127,7 +155,6 @@ int siw_qp_to_rts(struct siw_qp *qp, const struct siw_llp_params *p)
 	u32 ord = clamp_t(u32, p->ord, 1, SIW_MAX_ORD);
 	u32 ndone = max_t(u32, qp->attrs.sq_size, 16);
 	struct siw_sq_done *done;
-	int i;
 
 	irq = kvcalloc(ird, sizeof(*irq), GFP_KERNEL);
 	orq = kvcalloc(ord, sizeof(*orq), GFP_KERNEL);
@@ -168,15 +195,9 @@ int siw_qp_to_rts(struct siw_qp *qp, const struct siw_llp_params *p)
 	qp->irq_get = 0;
 	qp->orq_put = 0;
 	qp->orq_get = 0;
+	/* fresh transmitter and parser: all zeros is their initial state */
 	memset(&qp->tx, 0, sizeof(qp->tx));
 	memset(&qp->rx, 0, sizeof(qp->rx));
-	for (i = 0; i < DDP_NUM_QUEUES; i++) {
-		qp->tx.msn_next[i] = 1;
-		qp->rx.msn[i] = 1;
-	}
-	qp->rx.state = SIW_RX_HDR;
-	qp->rx.hdr_need = sizeof(struct iwarp_ctrl);
-	qp->rx.trailer_need = MPA_CRC_SIZE;
 	qp->rtr_send = p->rtr_enable && !p->rtr_wait ? p->rtr_send : 0;
 	qp->rtr_pending = p->rtr_enable && !p->rtr_wait;
 	qp->tx_hold = p->rtr_enable && p->rtr_wait;
@@ -188,6 +209,7 @@ int siw_qp_to_rts(struct siw_qp *qp, const struct siw_llp_params *p)
 	siw_qp_schedule_tx(qp);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_qp_to_rts);
 
 /**
  * siw_qp_set_state_error - move to ERROR, return the previous state
@@ -196,7 +218,7 @@ int siw_qp_to_rts(struct siw_qp *qp, const struct siw_llp_params *p)
  * Only the state changes here; callers decide about events, disconnect
  * and flushing, which must not run under the state lock.
  */
-static enum siw_qp_state siw_qp_set_state_error(struct siw_qp *qp)
+enum siw_qp_state siw_qp_set_state_error(struct siw_qp *qp)
 {
 	enum siw_qp_state old;
 	unsigned long flags;
@@ -230,6 +252,7 @@ void siw_qp_to_error(struct siw_qp *qp)
 	if (old != SIW_QP_IDLE)
 		siw_qp_schedule_tx(qp);
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_qp_to_error);
 
 /*
  * Graceful close (SQD): the TX work finishes what is queued, then asks
@@ -254,36 +277,24 @@ void siw_qp_close_graceful(struct siw_qp *qp)
 	else if (idle)
 		siw_qp_flush(qp);
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_qp_close_graceful);
 
 /*
- * The TCP connection is gone (or going). After this returns the QP never
- * touches the socket again; everything outstanding is flushed.
+ * CLOSING and everything sent, no Read of ours outstanding (the
+ * transmitter found): now the orderly close.
  */
-void siw_qp_llp_closed(struct siw_qp *qp)
+void siw_qp_sq_drained(struct siw_qp *qp)
 {
-	struct socket *sock;
+	qp->close_sent = true;
+	siw_cm_qp_disconnect(qp, false);
+}
 
-	siw_qp_set_state_error(qp);
-
-	/* the TX work flushes what it owns and keeps off the socket */
-	siw_qp_schedule_tx(qp);
-	flush_work(&qp->tx_work);
-	/* and a doorbell transmitting inline */
-	mutex_lock(&qp->tx_mutex);
-	mutex_unlock(&qp->tx_mutex);
-
-	spin_lock_bh(&qp->state_lock);
-	sock = qp->sock;
-	spin_unlock_bh(&qp->state_lock);
-
-	/* the RX parser runs under the socket lock: exclude it */
-	if (sock) {
-		lock_sock(sock->sk);
-		siw_rx_flush(qp);
-		qp->rx.state = SIW_RX_DEAD;
-		release_sock(sock->sk);
-	}
-
+/*
+ * The engines stopped using the connection (siw_qp_llp_closed()): the QP
+ * lets go of it and flushes what is left.
+ */
+void siw_qp_llp_detach(struct siw_qp *qp)
+{
 	spin_lock_bh(&qp->state_lock);
 	qp->sock = NULL;
 	qp->cep = NULL;
@@ -292,32 +303,36 @@ void siw_qp_llp_closed(struct siw_qp *qp)
 	siw_qp_flush(qp);
 }
 
+/**
+ * siw_qp_destroy - take the QP out of service
+ * @qp: the QP
+ *
+ * Returns once nothing references it any more (its connection closed,
+ * its TX work done). The engines then flush what they hold
+ * (siw_tx_fini(), siw_rx_fini()) before siw_qp_free().
+ */
 void siw_qp_destroy(struct siw_qp *qp)
 {
-	struct siw_device *sdev = qp->sdev;
-
 	siw_qp_to_error(qp);
-	xa_erase(&sdev->qp_xa, qp->id);
-	/* TCP may release zero-copy pages later: that no longer reaches us */
-	siw_zc_ctx_detach(qp);
+	xa_erase(&qp->sdev->qp_xa, qp->id);
 
 	/* CM and iw_cm references go once the connection is closed */
 	siw_qp_put(qp);
 	wait_for_completion(&qp->freed);
-
 	cancel_work_sync(&qp->tx_work);
-	siw_rx_flush(qp);
-	siw_tx_flush(qp);
-	siw_qp_flush(qp);
+}
 
+void siw_qp_free(struct siw_qp *qp)
+{
+	siw_qp_flush(qp);
 	kvfree(qp->irq);
 	kvfree(qp->orq);
 	kvfree(qp->sq_done);
 	qp->irq = NULL;
 	qp->orq = NULL;
 	qp->sq_done = NULL;
-	siw_zc_ctx_free(qp);
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_qp_free);
 
 /* ------------------------------------------------------- completions */
 
@@ -359,9 +374,9 @@ static u16 siw_cqe_status(const struct siw_cq *cq, enum ib_wc_status s)
  * An entry still owned by the consumer is never overwritten: the CQ
  * overflowed, IB_EVENT_CQ_ERR is raised and -ENOSPC returned.
  */
-int siw_cqe_add(struct siw_cq *cq, const struct siw_sqe *sqe, u8 opcode,
-		u32 bytes, enum ib_wc_status status, bool solicited,
-		u32 inval_stag, struct siw_qp *qp)
+static int siw_cqe_add(struct siw_cq *cq, const struct siw_sqe *sqe,
+		       u8 opcode, u32 bytes, enum ib_wc_status status,
+		       bool solicited, u32 inval_stag, struct siw_qp *qp)
 {
 	struct siw_cqe *cqe;
 	unsigned long flags;
@@ -516,6 +531,34 @@ static void siw_sq_done_drain(struct siw_qp *qp, bool flush)
 void siw_sq_done_report(struct siw_qp *qp)
 {
 	siw_sq_done_drain(qp, false);
+}
+
+/* Everything still queued completes with a flush error. */
+void siw_sq_done_flush(struct siw_qp *qp)
+{
+	siw_sq_done_drain(qp, true);
+}
+
+/**
+ * siw_orq_pop - take our oldest outstanding Read off the ORQ
+ * @qp: the QP
+ * @w: filled with the Read's work request (it owns the MR references)
+ *
+ * Return: false if no Read is outstanding.
+ */
+bool siw_orq_pop(struct siw_qp *qp, struct siw_wqe *w)
+{
+	bool got = false;
+
+	spin_lock_bh(&qp->orq_lock);
+	if (qp->orq && qp->orq_get != qp->orq_put) {
+		memcpy(w, &qp->orq[qp->orq_get % qp->attrs.ord].wqe,
+		       sizeof(*w));
+		qp->orq_get++;
+		got = true;
+	}
+	spin_unlock_bh(&qp->orq_lock);
+	return got;
 }
 
 /**
@@ -893,7 +936,7 @@ int siw_wqe_resolve(struct siw_qp *qp, struct siw_wqe *wqe, bool write)
 
 /* ----------------------------------------------------------- flush */
 
-static void siw_flush_sq_ring(struct siw_qp *qp)
+void siw_qp_flush_sq(struct siw_qp *qp)
 {
 	struct siw_wqe wqe;
 
@@ -907,7 +950,7 @@ static void siw_flush_sq_ring(struct siw_qp *qp)
 	}
 }
 
-static void siw_flush_orq(struct siw_qp *qp)
+void siw_qp_flush_orq(struct siw_qp *qp)
 {
 	struct siw_orq_entry *e;
 	unsigned long flags;
@@ -925,7 +968,7 @@ static void siw_flush_orq(struct siw_qp *qp)
 	siw_sq_done_drain(qp, true);
 }
 
-static void siw_flush_rq_ring(struct siw_qp *qp)
+void siw_qp_flush_rq(struct siw_qp *qp)
 {
 	struct siw_wqe wqe;
 
@@ -947,45 +990,11 @@ void siw_qp_flush(struct siw_qp *qp)
 	if (READ_ONCE(qp->attrs.state) != SIW_QP_ERROR)
 		return;
 	if (!READ_ONCE(qp->tx.sq_wqe.active)) {
-		siw_flush_orq(qp);
-		siw_flush_sq_ring(qp);
+		siw_qp_flush_orq(qp);
+		siw_qp_flush_sq(qp);
 	}
-	if (!READ_ONCE(qp->rx.rwqe.active))
-		siw_flush_rq_ring(qp);
-}
-
-/* Flush what the TX side owns: its current WQE, then the rings. */
-void siw_tx_flush(struct siw_qp *qp)
-{
-	struct siw_wqe *wqe = &qp->tx.sq_wqe;
-
-	siw_flush_orq(qp);
-	if (wqe->active)
-		siw_sq_complete(qp, wqe, IB_WC_WR_FLUSH_ERR, 0);
-	siw_sq_done_drain(qp, true);
-	siw_tx_zc_end(qp);
-	siw_wqe_release(&qp->tx.rresp);
-	qp->tx.wqe = NULL;
-	qp->tx.active = false;
-	qp->tx.fpdu_busy = false;
-	siw_flush_sq_ring(qp);
-}
-
-/* Flush what the RX side owns; caller excludes the RX parser. */
-void siw_rx_flush(struct siw_qp *qp)
-{
-	struct siw_rx *rx = &qp->rx;
-
-	if (rx->rwqe.active)
-		siw_wqe_complete(qp, &rx->rwqe, IB_WC_WR_FLUSH_ERR, true, 0, 0,
-				 false);
-	if (rx->rresp.active)
-		siw_sq_read_done(qp, &rx->rresp, IB_WC_WR_FLUSH_ERR, 0);
-	if (rx->tmr) {
-		siw_mr_put(rx->tmr);
-		rx->tmr = NULL;
-	}
-	siw_flush_rq_ring(qp);
+	if (!READ_ONCE(qp->rx.rdmap.rwqe.active))
+		siw_qp_flush_rq(qp);
 }
 
 /* ------------------------------------------------- observability */
@@ -1027,7 +1036,7 @@ int siw_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 				   (READ_ONCE(next->flags) & SIW_WQE_VALID)) ||
 	    rdma_nl_put_driver_u32(msg, "tx_active", READ_ONCE(qp->tx.active)) ||
 	    rdma_nl_put_driver_u32(msg, "tx_fpdu_busy",
-				   READ_ONCE(qp->tx.fpdu_busy)) ||
+				   READ_ONCE(qp->tx.busy)) ||
 	    rdma_nl_put_driver_u32(msg, "tx_work_pending",
 				   work_pending(&qp->tx_work)) ||
 	    rdma_nl_put_driver_u32(msg, "orq_out", READ_ONCE(qp->orq_put) -

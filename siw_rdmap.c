@@ -1,38 +1,123 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * siw: RDMAP (RFC 5040). The transmit engine that turns work requests
- * and inbound Read Requests into messages, the receive-side semantics of
- * each message type, and Terminate.
+ * siw: RDMAP (RFC 5040). The opcode table every layer works from; which
+ * message a work request, an inbound Read Request, an MPA v2 ready-to-
+ * receive or a Terminate becomes on transmit; the semantics of each
+ * received message; and Terminate.
  */
 #include <linux/slab.h>
 #include <net/tcp.h>
+#include <kunit/visibility.h>
 
 #include "siw.h"
 
-/* ------------------------------------------------------------ table */
+static int siw_rx_write(struct siw_qp *qp, struct siw_rx_target *t);
+static int siw_rx_rreq(struct siw_qp *qp, struct siw_rx_target *t);
+static int siw_rx_rresp(struct siw_qp *qp, struct siw_rx_target *t);
+static int siw_rx_send(struct siw_qp *qp, struct siw_rx_target *t);
+static int siw_rx_term_hdr(struct siw_qp *qp, struct siw_rx_target *t);
+static int siw_rx_write_done(struct siw_qp *qp);
+static int siw_rx_rreq_done(struct siw_qp *qp);
+static int siw_rx_rresp_done(struct siw_qp *qp);
+static int siw_rx_send_done(struct siw_qp *qp);
+static int siw_rx_terminate(struct siw_qp *qp);
 
-/*
- * Per-opcode receive properties (RFC 5040 4.x, table driven): which DDP
- * queue an untagged message uses, whether it needs a posted receive.
+#define SIW_HDR_TAGGED		(sizeof(struct iwarp_tagged_hdr) - MPA_HDR_SIZE)
+#define SIW_HDR_UNTAGGED	(sizeof(struct iwarp_untagged_hdr) - MPA_HDR_SIZE)
+
+#define SIW_OP_SEND_ENTRY(nm, code, se, inv)				\
+	{ .name = nm, .opcode = code, .qn = DDP_QN_SEND, .hdr_len = SIW_HDR_UNTAGGED,	\
+	  .solicited = se, .invalidates = inv, .rx_hdr = siw_rx_send,	\
+	  .rx_done = siw_rx_send_done }
+
+/* RFC 5040 section 4 and 5.1, one entry per RDMAP opcode */
+const struct siw_op siw_op_table[RDMAP_NUM_OPCODES] = {
+	[RDMAP_WRITE] = {
+		.name = "Write", .opcode = RDMAP_WRITE, .tagged = true, .hdr_len = SIW_HDR_TAGGED,
+		.rx_hdr = siw_rx_write, .rx_done = siw_rx_write_done,
+	},
+	[RDMAP_READ_REQ] = {
+		.name = "Read Request", .opcode = RDMAP_READ_REQ, .qn = DDP_QN_READ_REQ,
+		.hdr_len = sizeof(struct iwarp_read_req) - MPA_HDR_SIZE,
+		.rx_hdr = siw_rx_rreq, .rx_done = siw_rx_rreq_done,
+	},
+	[RDMAP_READ_RESP] = {
+		.name = "Read Response", .opcode = RDMAP_READ_RESP, .tagged = true,
+		.hdr_len = SIW_HDR_TAGGED,
+		.rx_hdr = siw_rx_rresp, .rx_done = siw_rx_rresp_done,
+	},
+	[RDMAP_SEND] = SIW_OP_SEND_ENTRY("Send", RDMAP_SEND, false, false),
+	[RDMAP_SEND_INVAL] = SIW_OP_SEND_ENTRY("Send with Invalidate",
+					       RDMAP_SEND_INVAL, false, true),
+	[RDMAP_SEND_SE] = SIW_OP_SEND_ENTRY("Send with SE", RDMAP_SEND_SE,
+					    true, false),
+	[RDMAP_SEND_SE_INVAL] = SIW_OP_SEND_ENTRY("Send with SE and Invalidate",
+						  RDMAP_SEND_SE_INVAL, true,
+						  true),
+	[RDMAP_TERMINATE] = {
+		.name = "Terminate", .opcode = RDMAP_TERMINATE, .qn = DDP_QN_TERMINATE,
+		.hdr_len = sizeof(struct iwarp_terminate) - MPA_HDR_SIZE,
+		.var_len = true,
+		.rx_hdr = siw_rx_term_hdr, .rx_done = siw_rx_terminate,
+	},
+};
+EXPORT_SYMBOL_IF_KUNIT(siw_op_table);
+
+static const struct siw_op *siw_op(unsigned int opcode)
+{
+	return &siw_op_table[opcode];
+}
+
+/* The table entry of a received header, if its opcode and T bit agree */
+const struct siw_op *siw_rx_op_of(const struct iwarp_ctrl *ctrl)
+{
+	unsigned int opcode = iwarp_opcode(ctrl);
+
+	if (opcode >= RDMAP_NUM_OPCODES ||
+	    siw_op(opcode)->tagged != iwarp_tagged(ctrl))
+		return NULL;
+	return siw_op(opcode);
+}
+EXPORT_SYMBOL_IF_KUNIT(siw_rx_op_of);
+
+/**
+ * siw_rdmap_rx_check - RDMAP fields of a received header
+ * @e: receive error to fill
+ * @ctrl: the header's control bits
+ * @op: set to the opcode's table entry
+ *
+ * Return: 0, or -EPROTO (@e filled) for a wrong RDMAP version, an
+ * unknown opcode or one that does not match the DDP T bit.
  */
-struct siw_op_info {
-	const char *name;
-	bool consumes_rqe;
-	bool solicited;
-	bool invalidates;
-};
+int siw_rdmap_rx_check(struct siw_rx_err *e, const struct iwarp_ctrl *ctrl,
+		       const struct siw_op **op)
+{
+	if (iwarp_rdmap_version(ctrl) != RDMAP_VERSION)
+		return siw_rx_error(e, TERM_LAYER_RDMAP,
+				    TERM_RDMAP_ETYPE_REMOTE_OP,
+				    TERM_RDMAP_VERSION, "bad RDMAP version");
+	*op = siw_rx_op_of(ctrl);
+	if (!*op)
+		return siw_rx_error(e, TERM_LAYER_RDMAP,
+				    TERM_RDMAP_ETYPE_REMOTE_OP,
+				    TERM_RDMAP_OPCODE, "bad RDMAP opcode");
+	return 0;
+}
 
-static const struct siw_op_info siw_ops[RDMAP_NUM_OPCODES] = {
-	[RDMAP_WRITE] = { "Write" },
-	[RDMAP_READ_REQ] = { "Read Request" },
-	[RDMAP_READ_RESP] = { "Read Response" },
-	[RDMAP_SEND] = { "Send", true },
-	[RDMAP_SEND_INVAL] = { "Send with Invalidate", true, false, true },
-	[RDMAP_SEND_SE] = { "Send with SE", true, true },
-	[RDMAP_SEND_SE_INVAL] = { "Send with SE and Invalidate", true, true,
-				  true },
-	[RDMAP_TERMINATE] = { "Terminate" },
-};
+/* The Send opcode with these semantics */
+static const struct siw_op *siw_send_op(bool solicited, bool invalidates)
+{
+	unsigned int i;
+
+	for (i = 0; i < RDMAP_NUM_OPCODES; i++) {
+		const struct siw_op *op = siw_op(i);
+
+		if (!op->tagged && op->qn == DDP_QN_SEND &&
+		    op->solicited == solicited && op->invalidates == invalidates)
+			return op;
+	}
+	return siw_op(RDMAP_SEND);
+}
 
 /*
  * Terminate codes for a failed MR check (RFC 5040 7.2, RFC 5041 7.2):
@@ -108,30 +193,465 @@ void siw_term_set(struct siw_qp *qp, unsigned int layer, unsigned int etype,
 		siw_qp_event(qp, IB_EVENT_QP_FATAL);
 	siw_qp_schedule_tx(qp);
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_term_set);
 
-static void siw_tx_build_terminate(struct siw_qp *qp)
+/* ----------------------------------------------------------- transmit */
+
+static void siw_rdmap_tx_msg(struct siw_rdmap_tx *m, unsigned int opcode,
+			     struct siw_wqe *wqe, u32 len)
 {
-	struct siw_tx *tx = &qp->tx;
-	struct iwarp_terminate *t = (void *)tx->hdr;
-	unsigned int len = sizeof(*t) + qp->term_hdr_len;
+	m->op = siw_op(opcode);
+	m->wqe = wqe;
+	m->len = len;
+	m->stag = 0;
+	m->to = 0;
+	m->inval = 0;
+	m->body_len = 0;
+}
 
-	tx->op = RDMAP_TERMINATE;
-	tx->qn = DDP_QN_TERMINATE;
-	tx->msn = tx->msn_next[DDP_QN_TERMINATE]++;
-	tx->inval = 0;
-	tx->msg_off = 0;
-	tx->msg_len = 0;
-	siw_ddp_tx_hdr(tx, 0, true);
-	t->ctrl = cpu_to_be32(qp->term_ctrl);
-	memcpy(t + 1, qp->term_hdr, qp->term_hdr_len);
-	t->hdr.ctrl.mpa_len = cpu_to_be16(len - MPA_HDR_SIZE);
-	tx->hdr_len = len;
-	tx->nfrags = 1;
-	tx->fpdu_zc = false;
-	tx->seg_len = 0;
-	siw_tx_fpdu_seal(qp);
-	tx->fpdu_busy = true;
-	tx->term_busy = true;
+/* Our Read: queued for its response, then the request goes out. */
+static void siw_rdmap_tx_rreq(struct siw_qp *qp, struct siw_wqe *wqe)
+{
+	struct siw_rdmap_tx *m = &qp->tx.rdmap;
+	struct iwarp_read_req_body *b = (void *)m->body;
+	struct siw_orq_entry *e;
+
+	/* the ORQ entry owns the WQE (and its MR refs) from here */
+	spin_lock_bh(&qp->orq_lock);
+	e = &qp->orq[qp->orq_put % qp->attrs.ord];
+	siw_sq_read_issue(qp, wqe);
+	memcpy(&e->wqe, wqe, sizeof(*wqe));
+	qp->orq_put++;
+	spin_unlock_bh(&qp->orq_lock);
+	memset(wqe->mr, 0, sizeof(wqe->mr));
+	wqe->active = false;
+
+	siw_rdmap_tx_msg(m, RDMAP_READ_REQ, NULL, 0);
+	b->sink_stag = cpu_to_be32(wqe->sqe.num_sge ? wqe->sqe.sge[0].lkey : 0);
+	b->sink_to = cpu_to_be64(wqe->sqe.num_sge ? wqe->sqe.sge[0].laddr : 0);
+	b->size = cpu_to_be32(wqe->bytes);
+	b->src_stag = cpu_to_be32(wqe->sqe.rkey);
+	b->src_to = cpu_to_be64(wqe->sqe.raddr);
+	m->body_len = sizeof(*b);
+}
+
+/**
+ * siw_rdmap_tx_start - the message of a send queue work request
+ * @qp: the QP
+ * @wqe: the work request, validated and its local MRs resolved; a Read
+ *	moves to the ORQ (it is inactive afterwards)
+ *
+ * Return: 0.
+ */
+int siw_rdmap_tx_start(struct siw_qp *qp, struct siw_wqe *wqe)
+{
+	struct siw_rdmap_tx *m = &qp->tx.rdmap;
+	struct siw_sqe *sqe = &wqe->sqe;
+	const struct siw_op *op;
+
+	switch (sqe->opcode) {
+	case SIW_OP_READ:
+	case SIW_OP_READ_LOCAL_INV:
+		siw_rdmap_tx_rreq(qp, wqe);
+		return 0;
+	case SIW_OP_WRITE:
+		siw_rdmap_tx_msg(m, RDMAP_WRITE, wqe, wqe->bytes);
+		m->stag = sqe->rkey;
+		m->to = sqe->raddr;
+		return 0;
+	default:
+		op = siw_send_op(sqe->flags & SIW_WQE_SOLICITED,
+				 sqe->opcode == SIW_OP_SEND_REMOTE_INV);
+		siw_rdmap_tx_msg(m, op->opcode, wqe, wqe->bytes);
+		if (op->invalidates)
+			m->inval = sqe->rkey;
+		return 0;
+	}
+}
+
+/**
+ * siw_rdmap_tx_rresp - the Read Response for the oldest inbound Read
+ * @qp: the QP
+ *
+ * The source is checked again now: the STag may have changed since the
+ * request arrived. Return: 0, -ENOENT if no Read waits, or -EPROTO when
+ * the source is not accessible (a Terminate is scheduled).
+ */
+int siw_rdmap_tx_rresp(struct siw_qp *qp)
+{
+	struct siw_rdmap_tx *m = &qp->tx.rdmap;
+	struct siw_irq_entry e;
+	struct siw_mr *mr = NULL;
+	int err;
+
+	spin_lock_bh(&qp->orq_lock);
+	if (qp->irq_get == qp->irq_put) {
+		spin_unlock_bh(&qp->orq_lock);
+		return -ENOENT;
+	}
+	e = qp->irq[qp->irq_get % qp->attrs.ird];
+	qp->irq_get++;
+	spin_unlock_bh(&qp->orq_lock);
+
+	memset(&m->rresp, 0, sizeof(m->rresp));
+	if (e.size) {
+		mr = siw_mr_lookup(qp->sdev, e.src_stag);
+		err = mr ? siw_mr_check(mr, qp->pd, IB_ACCESS_REMOTE_READ,
+					e.src_to, e.size, true) : SIW_ACC_STAG;
+		if (err) {
+			siw_mr_put(mr);
+			siw_term_set(qp, TERM_LAYER_RDMAP,
+				     TERM_RDMAP_ETYPE_REMOTE_PROT,
+				     siw_acc_term[err].rdmap, NULL, 0);
+			return -EPROTO;
+		}
+		m->rresp.sqe.num_sge = 1;
+		m->rresp.sqe.sge[0].laddr = e.src_to;
+		m->rresp.sqe.sge[0].length = e.size;
+		m->rresp.sqe.sge[0].lkey = e.src_stag;
+		m->rresp.mr[0] = mr;
+	}
+	m->rresp.bytes = e.size;
+	m->rresp.active = true;
+	siw_rdmap_tx_msg(m, RDMAP_READ_RESP, &m->rresp, e.size);
+	m->stag = e.sink_stag;
+	m->to = e.sink_to;
+	return 0;
+}
+
+/* Zero-length message that tells an MPA v2 responder we are ready. */
+void siw_rdmap_tx_rtr(struct siw_qp *qp)
+{
+	struct siw_rdmap_tx *m = &qp->tx.rdmap;
+
+	qp->rtr_pending = false;
+	switch (qp->rtr_send) {
+	case RDMAP_READ_REQ:
+		siw_rdmap_tx_msg(m, RDMAP_READ_REQ, NULL, 0);
+		memset(m->body, 0, sizeof(struct iwarp_read_req_body));
+		m->body_len = sizeof(struct iwarp_read_req_body);
+		qp->rx.rdmap.rtr_rresp = true;
+		break;
+	case RDMAP_SEND:
+		siw_rdmap_tx_msg(m, RDMAP_SEND, NULL, 0);
+		break;
+	default:
+		siw_rdmap_tx_msg(m, RDMAP_WRITE, NULL, 0);
+		break;
+	}
+}
+
+/* The Terminate siw_term_set() asked for. */
+void siw_rdmap_tx_term(struct siw_qp *qp)
+{
+	struct siw_rdmap_tx *m = &qp->tx.rdmap;
+	__be32 ctrl = cpu_to_be32(qp->term_ctrl);
+
+	qp->term_pending = false;
+	siw_rdmap_tx_msg(m, RDMAP_TERMINATE, NULL, 0);
+	memcpy(m->body, &ctrl, sizeof(ctrl));
+	memcpy(m->body + sizeof(ctrl), qp->term_hdr, qp->term_hdr_len);
+	m->body_len = sizeof(ctrl) + qp->term_hdr_len;
+}
+
+/* The message is queued to TCP: drop what its source held. */
+void siw_rdmap_tx_done(struct siw_qp *qp)
+{
+	struct siw_rdmap_tx *m = &qp->tx.rdmap;
+
+	if (m->wqe == &m->rresp)
+		siw_wqe_release(&m->rresp);
+	m->wqe = NULL;
+}
+
+/* Also a Read Response given up for a Terminate lets go of its MR. */
+void siw_rdmap_tx_flush(struct siw_qp *qp)
+{
+	siw_wqe_release(&qp->tx.rdmap.rresp);
+	qp->tx.rdmap.wqe = NULL;
+}
+
+/* ------------------------------------------------------------ receive */
+
+static int siw_rx_access_err(struct siw_qp *qp, int err, bool tagged)
+{
+	struct siw_rx_err *e = &qp->rx.err;
+
+	if (err <= SIW_ACC_OK || err >= ARRAY_SIZE(siw_acc_term))
+		err = SIW_ACC_BOUNDS;
+	if (tagged && siw_acc_term[err].ddp != SIW_TERM_AT_RDMAP)
+		return siw_rx_error(e, TERM_LAYER_DDP, TERM_DDP_ETYPE_TAGGED,
+				    siw_acc_term[err].ddp, siw_acc_term[err].why);
+	return siw_rx_error(e, TERM_LAYER_RDMAP, TERM_RDMAP_ETYPE_REMOTE_PROT,
+			    siw_acc_term[err].rdmap, siw_acc_term[err].why);
+}
+
+static void siw_rx_release_hold(struct siw_qp *qp)
+{
+	if (READ_ONCE(qp->tx_hold)) {
+		WRITE_ONCE(qp->tx_hold, false);
+		siw_qp_schedule_tx(qp);
+	}
+}
+
+static int siw_rx_write(struct siw_qp *qp, struct siw_rx_target *t)
+{
+	struct iwarp_tagged_hdr *h = (void *)qp->rx.hdr;
+	u32 stag = be32_to_cpu(h->stag);
+	u64 to = be64_to_cpu(h->to);
+	struct siw_mr *mr;
+	int err;
+
+	if (!qp->rx.fpdu_payload) {
+		/* zero-length Write: nothing placed (also MPA v2 RTR) */
+		siw_rx_release_hold(qp);
+		return 0;
+	}
+	mr = siw_mr_lookup(qp->sdev, stag);
+	if (!mr)
+		return siw_rx_access_err(qp, SIW_ACC_STAG, true);
+	err = siw_mr_check(mr, qp->pd, IB_ACCESS_REMOTE_WRITE, to,
+			   qp->rx.fpdu_payload, true);
+	if (err) {
+		siw_mr_put(mr);
+		return siw_rx_access_err(qp, err, true);
+	}
+	t->mr = mr;
+	t->va = to;
+	return 0;
+}
+
+static int siw_rx_write_done(struct siw_qp *qp)
+{
+	return 0;
+}
+
+static int siw_rx_rresp(struct siw_qp *qp, struct siw_rx_target *t)
+{
+	struct siw_rdmap_rx *r = &qp->rx.rdmap;
+	struct iwarp_tagged_hdr *h = (void *)qp->rx.hdr;
+	struct siw_wqe *w = &r->rresp;
+	u32 len = qp->rx.fpdu_payload;
+	u32 stag = be32_to_cpu(h->stag);
+	u64 to = be64_to_cpu(h->to);
+	u32 sink_stag;
+	u64 sink_to;
+
+	if (r->rtr_rresp && !len && !w->active) {
+		/* answer to our zero-length RTR Read */
+		r->rtr_rresp = false;
+		return 0;
+	}
+	if (!w->active) {
+		if (!siw_orq_pop(qp, w))
+			return siw_rx_error(&qp->rx.err, TERM_LAYER_RDMAP,
+					    TERM_RDMAP_ETYPE_REMOTE_OP,
+					    TERM_RDMAP_OPCODE,
+					    "no Read outstanding");
+		w->active = true;
+		w->done = 0;
+		/* ORD slot free: a read waiting for it may go */
+		siw_qp_schedule_tx(qp);
+	}
+	sink_stag = w->sqe.num_sge ? w->sqe.sge[0].lkey : 0;
+	sink_to = w->sqe.num_sge ? w->sqe.sge[0].laddr : 0;
+	if (stag != sink_stag || to != sink_to + w->done ||
+	    len > w->bytes - w->done) {
+		siw_warn(qp->sdev,
+			 "QP %u: Read Response STag 0x%08x TO 0x%llx len %u, expected STag 0x%08x TO 0x%llx, %u of %u bytes left\n",
+			 qp_id(qp), stag, to, len, sink_stag, sink_to + w->done,
+			 w->bytes - w->done, w->bytes);
+		return siw_rx_access_err(qp, stag != sink_stag ?
+					 SIW_ACC_STAG : SIW_ACC_BOUNDS, true);
+	}
+	t->wqe = w;
+	t->off = w->done;
+	return 0;
+}
+
+static int siw_rx_rresp_done(struct siw_qp *qp)
+{
+	struct siw_wqe *w = &qp->rx.rdmap.rresp;
+
+	if (!w->active)
+		return 0;	/* RTR answer */
+	w->done += qp->rx.fpdu_payload;
+	if (!qp->rx.ddp.last)
+		return 0;
+	if (w->done != w->bytes) {
+		siw_sq_read_done(qp, w, IB_WC_BAD_RESP_ERR, w->done);
+		return siw_rx_error(&qp->rx.err, TERM_LAYER_DDP,
+				    TERM_DDP_ETYPE_TAGGED,
+				    TERM_DDP_T_BASE_BOUNDS,
+				    "Read Response shorter than requested");
+	}
+	if (w->sqe.opcode == SIW_OP_READ_LOCAL_INV && w->sqe.num_sge)
+		siw_mr_invalidate(qp->sdev, w->sqe.sge[0].lkey, qp->pd, false);
+	siw_sq_read_done(qp, w, IB_WC_SUCCESS, w->done);
+	/* a fenced WQE may wait for this */
+	siw_qp_schedule_tx(qp);
+	return 0;
+}
+
+/* A receive WQE for a new Send message, or an error. */
+static int siw_rx_send_begin(struct siw_qp *qp, struct siw_wqe *w)
+{
+	struct siw_rx_err *e = &qp->rx.err;
+	int rv;
+
+	rv = siw_rqe_fetch(qp, w);
+	if (rv == -ENOENT)
+		return siw_rx_error(e, TERM_LAYER_DDP, TERM_DDP_ETYPE_UNTAGGED,
+				    TERM_DDP_U_INV_MSN_NOBUF,
+				    "no receive posted");
+	if (rv) {
+		w->active = true;
+		siw_wqe_complete(qp, w, w->status, true, 0, 0, false);
+		return siw_rx_error(e, TERM_LAYER_RDMAP,
+				    TERM_RDMAP_ETYPE_LOCAL_CATA, 0,
+				    "malformed receive WQE");
+	}
+	rv = siw_wqe_resolve(qp, w, true);
+	if (rv != IB_WC_SUCCESS) {
+		siw_wqe_complete(qp, w, rv, true, 0, 0, false);
+		return siw_rx_error(e, TERM_LAYER_RDMAP,
+				    TERM_RDMAP_ETYPE_LOCAL_CATA, 0,
+				    "receive buffer not accessible");
+	}
+	return 0;
+}
+
+static int siw_rx_send(struct siw_qp *qp, struct siw_rx_target *t)
+{
+	struct siw_rdmap_rx *r = &qp->rx.rdmap;
+	struct siw_ddp_rx *d = &qp->rx.ddp;
+	struct siw_rx_err *e = &qp->rx.err;
+	struct siw_wqe *w = &r->rwqe;
+	u32 len = qp->rx.fpdu_payload;
+	int rv;
+
+	r->rtr_send = false;
+	if (!w->active) {
+		if (d->mo)
+			return siw_rx_error(e, TERM_LAYER_DDP,
+					    TERM_DDP_ETYPE_UNTAGGED,
+					    TERM_DDP_U_INV_MO,
+					    "first segment with MO != 0");
+		if (READ_ONCE(qp->tx_hold) && !len && d->last) {
+			/* zero-length Send RTR: ready, consumes no buffer */
+			r->rtr_send = true;
+			siw_rx_release_hold(qp);
+			return 0;
+		}
+		rv = siw_rx_send_begin(qp, w);
+		if (rv)
+			return rv;
+	}
+	if (d->mo != w->done)
+		return siw_rx_error(e, TERM_LAYER_DDP, TERM_DDP_ETYPE_UNTAGGED,
+				    TERM_DDP_U_INV_MO, "unexpected MO");
+	if (len > w->bytes - w->done) {
+		siw_wqe_complete(qp, w, IB_WC_LOC_LEN_ERR, true, w->done, 0,
+				 false);
+		return siw_rx_error(e, TERM_LAYER_DDP, TERM_DDP_ETYPE_UNTAGGED,
+				    TERM_DDP_U_MSG_TOO_LONG,
+				    "message longer than the receive buffer");
+	}
+	t->wqe = w;
+	t->off = w->done;
+	return 0;
+}
+
+static int siw_rx_send_done(struct siw_qp *qp)
+{
+	struct siw_rdmap_rx *r = &qp->rx.rdmap;
+	struct siw_wqe *w = &r->rwqe;
+	const struct siw_op *op = qp->rx.op;
+	struct iwarp_untagged_hdr *h = (void *)qp->rx.hdr;
+	u32 inval = 0;
+
+	if (r->rtr_send)
+		return 0;
+	w->done += qp->rx.fpdu_payload;
+	if (!qp->rx.ddp.last)
+		return 0;
+
+	if (op->invalidates) {
+		inval = be32_to_cpu(h->inval_stag);
+		if (siw_mr_invalidate(qp->sdev, inval, qp->pd, true)) {
+			siw_wqe_complete(qp, w, IB_WC_REM_INV_REQ_ERR, true,
+					 w->done, 0, false);
+			return siw_rx_error(&qp->rx.err, TERM_LAYER_RDMAP,
+					    TERM_RDMAP_ETYPE_REMOTE_OP,
+					    TERM_RDMAP_CANNOT_INVAL,
+					    "STag cannot be invalidated");
+		}
+	}
+	siw_wqe_complete(qp, w, IB_WC_SUCCESS, true, w->done, inval,
+			 op->solicited);
+	return 0;
+}
+
+static int siw_rx_rreq(struct siw_qp *qp, struct siw_rx_target *t)
+{
+	struct iwarp_read_req *r = (void *)qp->rx.hdr;
+	struct siw_ddp_rx *d = &qp->rx.ddp;
+	struct siw_rx_err *e = &qp->rx.err;
+	u32 size = be32_to_cpu(r->body.size);
+	u64 src_to = be64_to_cpu(r->body.src_to);
+	struct siw_mr *mr;
+	int err;
+
+	if (!d->last || d->mo || qp->rx.fpdu_payload)
+		return siw_rx_error(e, TERM_LAYER_DDP, TERM_DDP_ETYPE_UNTAGGED,
+				    TERM_DDP_U_INV_MO,
+				    "malformed Read Request");
+	if (qp->irq_put - qp->irq_get >= qp->attrs.ird)
+		return siw_rx_error(e, TERM_LAYER_DDP, TERM_DDP_ETYPE_UNTAGGED,
+				    TERM_DDP_U_INV_MSN_NOBUF,
+				    "more Read Requests than IRD");
+	if (!size)
+		return 0;
+	/*
+	 * Rights come from the MR alone: librdmacm leaves the active side's
+	 * QP access flags at 0 for iWARP, so they can't be relied upon.
+	 */
+	mr = siw_mr_lookup(qp->sdev, be32_to_cpu(r->body.src_stag));
+	if (!mr) {
+		err = SIW_ACC_STAG;
+	} else {
+		err = siw_mr_check(mr, qp->pd, IB_ACCESS_REMOTE_READ, src_to,
+				   size, true);
+		siw_mr_put(mr);
+	}
+	return err ? siw_rx_access_err(qp, err, false) : 0;
+}
+
+static int siw_rx_rreq_done(struct siw_qp *qp)
+{
+	struct iwarp_read_req *r = (void *)qp->rx.hdr;
+	struct siw_irq_entry *e;
+
+	siw_stat_inc(qp->sdev, SIW_STAT_READ_REQ_RX);
+	siw_rx_release_hold(qp);
+
+	spin_lock_bh(&qp->orq_lock);
+	e = &qp->irq[qp->irq_put % qp->attrs.ird];
+	e->sink_stag = be32_to_cpu(r->body.sink_stag);
+	e->sink_to = be64_to_cpu(r->body.sink_to);
+	e->size = be32_to_cpu(r->body.size);
+	e->src_stag = be32_to_cpu(r->body.src_stag);
+	e->src_to = be64_to_cpu(r->body.src_to);
+	qp->irq_put++;
+	spin_unlock_bh(&qp->orq_lock);
+
+	siw_qp_schedule_tx(qp);
+	return 0;
+}
+
+static int siw_rx_term_hdr(struct siw_qp *qp, struct siw_rx_target *t)
+{
+	return 0;
 }
 
 static const char *const siw_term_layer_name[] = {
@@ -157,11 +677,9 @@ static enum ib_wc_status siw_term_wc_status(u32 ctrl)
 
 static int siw_rx_terminate(struct siw_qp *qp)
 {
-	struct siw_rx *rx = &qp->rx;
-	struct iwarp_terminate *t = (void *)rx->hdr;
+	struct iwarp_terminate *t = (void *)qp->rx.hdr;
 	u32 ctrl = be32_to_cpu(t->ctrl);
 	unsigned int layer = ctrl >> TERM_LAYER_SHIFT;
-	struct siw_orq_entry *e = NULL;
 	struct siw_wqe w;
 
 	siw_stat_inc(qp->sdev, SIW_STAT_TERM_RX);
@@ -173,14 +691,7 @@ static int siw_rx_terminate(struct siw_qp *qp)
 		 (ctrl >> TERM_ECODE_SHIFT) & 0xff);
 
 	/* a Read of ours the peer refused completes with the reason */
-	spin_lock_bh(&qp->orq_lock);
-	if (qp->orq_get != qp->orq_put) {
-		e = &qp->orq[qp->orq_get % qp->attrs.ord];
-		memcpy(&w, &e->wqe, sizeof(w));
-		qp->orq_get++;
-	}
-	spin_unlock_bh(&qp->orq_lock);
-	if (e)
+	if (siw_orq_pop(qp, &w))
 		siw_sq_read_done(qp, &w, siw_term_wc_status(ctrl), 0);
 
 	siw_qp_event(qp, siw_term_wc_status(ctrl) == IB_WC_REM_ACCESS_ERR ?
@@ -189,730 +700,14 @@ static int siw_rx_terminate(struct siw_qp *qp)
 	return -ECONNRESET;
 }
 
-/* --------------------------------------------------------- transmit */
-
-static void siw_tx_fail(struct siw_qp *qp, struct siw_wqe *wqe,
-			enum ib_wc_status status)
+/* Flush what the receive side's messages hold; the RX parser is stopped. */
+void siw_rdmap_rx_flush(struct siw_qp *qp)
 {
-	siw_sq_complete(qp, wqe, status, 0);
-	siw_qp_event(qp, IB_EVENT_QP_FATAL);
-	siw_qp_to_error(qp);
-}
+	struct siw_rdmap_rx *r = &qp->rx.rdmap;
 
-/* Start the Read Response for the oldest inbound Read Request. */
-static int siw_tx_start_rresp(struct siw_qp *qp)
-{
-	struct siw_tx *tx = &qp->tx;
-	struct siw_irq_entry e;
-	struct siw_mr *mr = NULL;
-	int err;
-
-	spin_lock_bh(&qp->orq_lock);
-	if (qp->irq_get == qp->irq_put) {
-		spin_unlock_bh(&qp->orq_lock);
-		return -ENOENT;
-	}
-	e = qp->irq[qp->irq_get % qp->attrs.ird];
-	qp->irq_get++;
-	spin_unlock_bh(&qp->orq_lock);
-
-	memset(&tx->rresp, 0, sizeof(tx->rresp));
-	if (e.size) {
-		/* re-checked now: the STag may have changed since the request */
-		mr = siw_mr_lookup(qp->sdev, e.src_stag);
-		err = mr ? siw_mr_check(mr, qp->pd, IB_ACCESS_REMOTE_READ,
-					e.src_to, e.size, true) : SIW_ACC_STAG;
-		if (err) {
-			if (mr)
-				siw_mr_put(mr);
-			siw_term_set(qp, TERM_LAYER_RDMAP,
-				     TERM_RDMAP_ETYPE_REMOTE_PROT,
-				     siw_acc_term[err].rdmap, NULL, 0);
-			return -EPROTO;
-		}
-		tx->rresp.sqe.num_sge = 1;
-		tx->rresp.sqe.sge[0].laddr = e.src_to;
-		tx->rresp.sqe.sge[0].length = e.size;
-		tx->rresp.sqe.sge[0].lkey = e.src_stag;
-		tx->rresp.mr[0] = mr;
-	}
-	tx->rresp.bytes = e.size;
-	tx->rresp.active = true;
-	tx->wqe = &tx->rresp;
-	tx->op = RDMAP_READ_RESP;
-	tx->stag = e.sink_stag;
-	tx->to = e.sink_to;
-	tx->msg_len = e.size;
-	tx->msg_off = 0;
-	tx->active = true;
-	siw_tx_zc_begin(qp);
-	return 0;
-}
-
-static void siw_tx_start_rreq(struct siw_qp *qp)
-{
-	struct siw_tx *tx = &qp->tx;
-	struct siw_wqe *wqe = &tx->sq_wqe;
-	struct iwarp_read_req_body *b;
-	struct siw_orq_entry *e;
-
-	/* the ORQ entry owns the WQE (and its MR refs) from here */
-	spin_lock_bh(&qp->orq_lock);
-	e = &qp->orq[qp->orq_put % qp->attrs.ord];
-	siw_sq_read_issue(qp, wqe);
-	memcpy(&e->wqe, wqe, sizeof(*wqe));
-	qp->orq_put++;
-	spin_unlock_bh(&qp->orq_lock);
-	memset(wqe->mr, 0, sizeof(wqe->mr));
-	wqe->active = false;
-
-	tx->wqe = NULL;
-	tx->op = RDMAP_READ_REQ;
-	tx->qn = DDP_QN_READ_REQ;
-	tx->msn = tx->msn_next[DDP_QN_READ_REQ]++;
-	tx->inval = 0;
-	tx->msg_len = 0;
-	tx->msg_off = 0;
-	tx->active = true;
-
-	b = &((struct iwarp_read_req *)tx->hdr)->body;
-	b->sink_stag = cpu_to_be32(wqe->sqe.num_sge ? wqe->sqe.sge[0].lkey : 0);
-	b->sink_to = cpu_to_be64(wqe->sqe.num_sge ? wqe->sqe.sge[0].laddr : 0);
-	b->size = cpu_to_be32(wqe->bytes);
-	b->src_stag = cpu_to_be32(wqe->sqe.rkey);
-	b->src_to = cpu_to_be64(wqe->sqe.raddr);
-}
-
-/* Zero-length message that tells an MPA v2 responder we are ready. */
-static void siw_tx_start_rtr(struct siw_qp *qp)
-{
-	struct siw_tx *tx = &qp->tx;
-
-	qp->rtr_pending = false;
-	tx->wqe = NULL;
-	tx->op = qp->rtr_send;
-	tx->stag = 0;
-	tx->to = 0;
-	tx->inval = 0;
-	tx->msg_len = 0;
-	tx->msg_off = 0;
-	tx->active = true;
-	if (tx->op == RDMAP_READ_REQ) {
-		struct iwarp_read_req_body *b =
-			&((struct iwarp_read_req *)tx->hdr)->body;
-
-		memset(b, 0, sizeof(*b));
-		tx->qn = DDP_QN_READ_REQ;
-		tx->msn = tx->msn_next[DDP_QN_READ_REQ]++;
-		qp->rx.rtr_rresp = true;
-	} else if (tx->op == RDMAP_SEND) {
-		tx->qn = DDP_QN_SEND;
-		tx->msn = tx->msn_next[DDP_QN_SEND]++;
-	} else {
-		tx->op = RDMAP_WRITE;
-	}
-}
-
-static int siw_tx_local_op(struct siw_qp *qp, struct siw_wqe *wqe)
-{
-	struct siw_sqe *sqe = &wqe->sqe;
-	int rv;
-
-	if (sqe->opcode == SIW_OP_INVAL_STAG)
-		rv = siw_mr_invalidate(qp->sdev, sqe->rkey, qp->pd, false) ?
-		     -EINVAL : 0;
-	else
-		rv = siw_mr_fast_reg(qp->sdev,
-				     (struct ib_mr *)(uintptr_t)sqe->base_mr,
-				     sqe->rkey,
-				     (int)sqe->access);
-	siw_sq_complete(qp, wqe, rv ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS, 0);
-	return rv;
-}
-
-/* Take the next work request off the SQ and start its message. */
-static int siw_tx_start_sqe(struct siw_qp *qp)
-{
-	struct siw_tx *tx = &qp->tx;
-	struct siw_wqe *wqe = &tx->sq_wqe;
-	struct siw_sqe *sqe = &wqe->sqe;
-	int rv;
-
-	rv = siw_sqe_fetch(qp, wqe, false);
-	if (rv == -ENOENT || rv == -EBUSY)
-		return rv;
-	if (rv) {
-		wqe->active = true;
-		siw_tx_fail(qp, wqe, wqe->status);
-		return -EINVAL;
-	}
-	if (sqe->opcode == SIW_OP_INVAL_STAG || sqe->opcode == SIW_OP_REG_MR) {
-		if (siw_tx_local_op(qp, wqe)) {
-			siw_qp_to_error(qp);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	/* a Read writes its local sink */
-	rv = siw_wqe_resolve(qp, wqe, sqe->opcode == SIW_OP_READ ||
-			     sqe->opcode == SIW_OP_READ_LOCAL_INV);
-	if (rv != IB_WC_SUCCESS) {
-		siw_tx_fail(qp, wqe, rv);
-		return -EINVAL;
-	}
-
-	tx->msg_off = 0;
-	tx->active = true;
-	switch (sqe->opcode) {
-	case SIW_OP_READ:
-	case SIW_OP_READ_LOCAL_INV:
-		siw_tx_start_rreq(qp);
-		return 0;
-	case SIW_OP_WRITE:
-		tx->op = RDMAP_WRITE;
-		tx->stag = sqe->rkey;
-		tx->to = sqe->raddr;
-		break;
-	default:
-		if (sqe->opcode == SIW_OP_SEND_REMOTE_INV) {
-			tx->op = sqe->flags & SIW_WQE_SOLICITED ?
-				 RDMAP_SEND_SE_INVAL : RDMAP_SEND_INVAL;
-			tx->inval = sqe->rkey;
-		} else {
-			tx->op = sqe->flags & SIW_WQE_SOLICITED ?
-				 RDMAP_SEND_SE : RDMAP_SEND;
-			tx->inval = 0;
-		}
-		tx->qn = DDP_QN_SEND;
-		tx->msn = tx->msn_next[DDP_QN_SEND]++;
-		break;
-	}
-	tx->wqe = wqe;
-	tx->msg_len = wqe->bytes;
-	siw_tx_zc_begin(qp);
-	return 0;
-}
-
-/* Frame the next FPDU of the active message. */
-static int siw_tx_next_fpdu(struct siw_qp *qp)
-{
-	struct siw_tx *tx = &qp->tx;
-	u32 seg = min(siw_tx_seg_max(qp, tx->op), tx->msg_len - tx->msg_off);
-	int n = 0;
-
-	if (seg) {
-		n = siw_tx_fpdu_payload(qp, seg);
-		if (n < 0)
-			return n;
-	} else {
-		tx->nfrags = 1;
-		tx->seg_len = 0;
-		tx->fpdu_zc = false;
-	}
-	siw_ddp_tx_hdr(tx, n, tx->msg_off + n == tx->msg_len);
-	if (tx->op == RDMAP_READ_REQ)
-		tx->hdr_len = sizeof(struct iwarp_read_req);
-	siw_tx_fpdu_seal(qp);
-	tx->fpdu_busy = true;
-	return 0;
-}
-
-/* The FPDU went out: advance, and complete the message when done. */
-static void siw_tx_fpdu_done(struct siw_qp *qp)
-{
-	struct siw_tx *tx = &qp->tx;
-
-	tx->fpdu_busy = false;
-	tx->msg_off += tx->seg_len;
-	if (tx->msg_off < tx->msg_len)
-		return;
-
-	tx->active = false;
-	/* a zero-copy message's completion waits for its release */
-	if (tx->wqe == &tx->sq_wqe)
-		siw_sq_complete(qp, &tx->sq_wqe, IB_WC_SUCCESS, tx->msg_len);
-	else if (tx->wqe == &tx->rresp)
-		siw_wqe_release(&tx->rresp);
-	siw_tx_zc_end(qp);
-	tx->wqe = NULL;
-}
-
-static int siw_tx_start(struct siw_qp *qp)
-{
-	int rv;
-
-	if (qp->rtr_pending) {
-		siw_tx_start_rtr(qp);
-		return 0;
-	}
-	rv = siw_tx_start_rresp(qp);
-	if (rv != -ENOENT)
-		return rv;
-	return siw_tx_start_sqe(qp);
-}
-
-#define SIW_TX_BUDGET 64
-
-/* no Read of ours waits for its response */
-static bool siw_orq_empty(struct siw_qp *qp)
-{
-	bool empty;
-
-	spin_lock_bh(&qp->orq_lock);
-	empty = qp->orq_get == qp->orq_put && !READ_ONCE(qp->rx.rresp.active);
-	spin_unlock_bh(&qp->orq_lock);
-	return empty;
-}
-
-static void siw_tx_run(struct siw_qp *qp, int budget)
-{
-	struct siw_tx *tx = &qp->tx;
-	int rv;
-
-	/* completions that waited for zero-copy releases */
-	siw_sq_done_report(qp);
-
-	while (budget--) {
-		enum siw_qp_state state = READ_ONCE(qp->attrs.state);
-
-		if (state == SIW_QP_ERROR) {
-			siw_tx_flush(qp);
-			return;
-		}
-		if (state == SIW_QP_IDLE || !qp->sock)
-			return;
-
-		if (tx->fpdu_busy) {
-			rv = siw_tx_fpdu_send(qp, tx->active &&
-					      tx->msg_off + tx->seg_len <
-					      tx->msg_len);
-			if (rv == -EAGAIN)
-				return;
-			if (rv) {
-				siw_dbg(qp->sdev, "QP %u: send error %d\n",
-					qp_id(qp), rv);
-				siw_qp_to_error(qp);
-				return;
-			}
-			if (tx->term_busy) {
-				tx->term_busy = false;
-				qp->term_sent = true;
-				siw_stat_inc(qp->sdev, SIW_STAT_TERM_TX);
-				siw_qp_to_error(qp);
-				return;
-			}
-			siw_tx_fpdu_done(qp);
-			continue;
-		}
-		if (state == SIW_QP_TERMINATE) {
-			if (qp->term_pending) {
-				qp->term_pending = false;
-				siw_tx_build_terminate(qp);
-				continue;
-			}
-			return;
-		}
-		if (tx->active) {
-			rv = siw_tx_next_fpdu(qp);
-			if (rv) {
-				siw_err(qp->sdev, "QP %u: payload not accessible\n",
-					qp_id(qp));
-				if (tx->wqe == &tx->sq_wqe)
-					siw_tx_fail(qp, &tx->sq_wqe,
-						    IB_WC_LOC_PROT_ERR);
-				else
-					siw_qp_to_error(qp);
-				siw_tx_zc_end(qp);
-				tx->active = false;
-				return;
-			}
-			continue;
-		}
-		if (READ_ONCE(qp->tx_hold))
-			return;
-		rv = siw_tx_start(qp);
-		if (rv == -ENOENT && state == SIW_QP_CLOSING &&
-		    !qp->close_sent && siw_orq_empty(qp)) {
-			/* all sent: now the orderly close */
-			qp->close_sent = true;
-			siw_cm_qp_disconnect(qp, false);
-		}
-		if (rv)
-			return;
-	}
-	/* let others run; come back */
-	siw_qp_schedule_tx(qp);
-}
-
-void siw_tx_work(struct work_struct *w)
-{
-	struct siw_qp *qp = container_of(w, struct siw_qp, tx_work);
-
-	mutex_lock(&qp->tx_mutex);
-	siw_tx_run(qp, SIW_TX_BUDGET);
-	mutex_unlock(&qp->tx_mutex);
-	siw_qp_put(qp);
-}
-
-#define SIW_TX_INLINE_BUDGET 16
-
-/**
- * siw_tx_now - transmit from the caller's context
- * @qp: the QP; caller may sleep (the user QP doorbell)
- *
- * Saves the hand-over to the TX work on the latency path: a small message
- * is framed and queued to TCP before the doorbell returns. While the work
- * (or another caller) transmits, or after SIW_TX_INLINE_BUDGET FPDUs, the
- * rest is left to the work.
- */
-void siw_tx_now(struct siw_qp *qp)
-{
-	if (!mutex_trylock(&qp->tx_mutex)) {
-		siw_qp_schedule_tx(qp);
-		return;
-	}
-	siw_tx_run(qp, SIW_TX_INLINE_BUDGET);
-	mutex_unlock(&qp->tx_mutex);
-}
-
-void siw_qp_write_space(struct siw_qp *qp)
-{
-	siw_qp_schedule_tx(qp);
-}
-
-/* ---------------------------------------------------------- receive */
-
-static int siw_rx_term(struct siw_qp *qp, unsigned int layer,
-		       unsigned int etype, unsigned int ecode, const char *why)
-{
-	struct siw_rx *rx = &qp->rx;
-
-	siw_stat_inc(qp->sdev, SIW_STAT_RX_PROTO_ERR);
-	siw_warn(qp->sdev, "QP %u: %s: %s, terminating\n", qp_id(qp),
-		 siw_ops[rx->op].name, why);
-	siw_term_set(qp, layer, etype, ecode, rx->hdr, rx->hdr_have);
-	return -EPROTO;
-}
-
-static int siw_rx_access_err(struct siw_qp *qp, int err, bool tagged)
-{
-	if (err <= SIW_ACC_OK || err >= ARRAY_SIZE(siw_acc_term))
-		err = SIW_ACC_BOUNDS;
-	if (tagged && siw_acc_term[err].ddp != SIW_TERM_AT_RDMAP)
-		return siw_rx_term(qp, TERM_LAYER_DDP, TERM_DDP_ETYPE_TAGGED,
-				   siw_acc_term[err].ddp, siw_acc_term[err].why);
-	return siw_rx_term(qp, TERM_LAYER_RDMAP, TERM_RDMAP_ETYPE_REMOTE_PROT,
-			   siw_acc_term[err].rdmap, siw_acc_term[err].why);
-}
-
-static void siw_rx_release_hold(struct siw_qp *qp)
-{
-	if (READ_ONCE(qp->tx_hold)) {
-		WRITE_ONCE(qp->tx_hold, false);
-		siw_qp_schedule_tx(qp);
-	}
-}
-
-static int siw_rx_write(struct siw_qp *qp)
-{
-	struct siw_rx *rx = &qp->rx;
-	struct iwarp_tagged_hdr *h = (void *)rx->hdr;
-	u32 stag = be32_to_cpu(h->stag);
-	u64 to = be64_to_cpu(h->to);
-	struct siw_mr *mr;
-	int err;
-
-	if (!rx->fpdu_payload) {
-		/* zero-length Write: nothing placed (also MPA v2 RTR) */
-		siw_rx_release_hold(qp);
-		return 0;
-	}
-	mr = siw_mr_lookup(qp->sdev, stag);
-	if (!mr)
-		return siw_rx_access_err(qp, SIW_ACC_STAG, true);
-	err = siw_mr_check(mr, qp->pd, IB_ACCESS_REMOTE_WRITE, to,
-			   rx->fpdu_payload, true);
-	if (err) {
-		siw_mr_put(mr);
-		return siw_rx_access_err(qp, err, true);
-	}
-	rx->tmr = mr;
-	rx->tva = to;
-	return 0;
-}
-
-static int siw_rx_rresp(struct siw_qp *qp)
-{
-	struct siw_rx *rx = &qp->rx;
-	struct iwarp_tagged_hdr *h = (void *)rx->hdr;
-	struct siw_wqe *w = &rx->rresp;
-	u32 stag = be32_to_cpu(h->stag);
-	u64 to = be64_to_cpu(h->to);
-	u32 sink_stag;
-	u64 sink_to;
-
-	if (rx->rtr_rresp && !rx->fpdu_payload && !w->active) {
-		/* answer to our zero-length RTR Read */
-		rx->rtr_rresp = false;
-		return 0;
-	}
-	if (!w->active) {
-		bool got = false;
-
-		spin_lock_bh(&qp->orq_lock);
-		if (qp->orq_get != qp->orq_put) {
-			memcpy(w, &qp->orq[qp->orq_get % qp->attrs.ord].wqe,
-			       sizeof(*w));
-			qp->orq_get++;
-			got = true;
-		}
-		spin_unlock_bh(&qp->orq_lock);
-		if (!got)
-			return siw_rx_term(qp, TERM_LAYER_RDMAP,
-					   TERM_RDMAP_ETYPE_REMOTE_OP,
-					   TERM_RDMAP_OPCODE,
-					   "no Read outstanding");
-		w->active = true;
-		w->done = 0;
-		/* ORD slot free: a read waiting for it may go */
-		siw_qp_schedule_tx(qp);
-	}
-	sink_stag = w->sqe.num_sge ? w->sqe.sge[0].lkey : 0;
-	sink_to = w->sqe.num_sge ? w->sqe.sge[0].laddr : 0;
-	if (stag != sink_stag || to != sink_to + w->done ||
-	    rx->fpdu_payload > w->bytes - w->done) {
-		siw_warn(qp->sdev,
-			 "QP %u: Read Response STag 0x%08x TO 0x%llx len %u, expected STag 0x%08x TO 0x%llx, %u of %u bytes left\n",
-			 qp_id(qp), stag, to, rx->fpdu_payload, sink_stag,
-			 sink_to + w->done, w->bytes - w->done, w->bytes);
-		return siw_rx_access_err(qp, stag != sink_stag ?
-					 SIW_ACC_STAG : SIW_ACC_BOUNDS, true);
-	}
-	rx->target = w;
-	rx->toff = w->done;
-	return 0;
-}
-
-static int siw_rx_send(struct siw_qp *qp)
-{
-	struct siw_rx *rx = &qp->rx;
-	struct siw_wqe *w = &rx->rwqe;
-	int rv;
-
-	if (!w->active) {
-		if (rx->mo)
-			return siw_rx_term(qp, TERM_LAYER_DDP,
-					   TERM_DDP_ETYPE_UNTAGGED,
-					   TERM_DDP_U_INV_MO,
-					   "first segment with MO != 0");
-		if (READ_ONCE(qp->tx_hold) && !rx->fpdu_payload &&
-		    rx->last) {
-			/* zero-length Send RTR: ready, consumes no buffer */
-			rx->rtr_send = true;
-			siw_rx_release_hold(qp);
-			return 0;
-		}
-		rv = siw_rqe_fetch(qp, w);
-		if (rv == -ENOENT)
-			return siw_rx_term(qp, TERM_LAYER_DDP,
-					   TERM_DDP_ETYPE_UNTAGGED,
-					   TERM_DDP_U_INV_MSN_NOBUF,
-					   "no receive posted");
-		if (rv) {
-			w->active = true;
-			siw_wqe_complete(qp, w, w->status, true, 0, 0, false);
-			return siw_rx_term(qp, TERM_LAYER_RDMAP,
-					   TERM_RDMAP_ETYPE_LOCAL_CATA, 0,
-					   "malformed receive WQE");
-		}
-		rv = siw_wqe_resolve(qp, w, true);
-		if (rv != IB_WC_SUCCESS) {
-			siw_wqe_complete(qp, w, rv, true, 0, 0, false);
-			return siw_rx_term(qp, TERM_LAYER_RDMAP,
-					   TERM_RDMAP_ETYPE_LOCAL_CATA, 0,
-					   "receive buffer not accessible");
-		}
-	}
-	if (rx->mo != w->done)
-		return siw_rx_term(qp, TERM_LAYER_DDP, TERM_DDP_ETYPE_UNTAGGED,
-				   TERM_DDP_U_INV_MO, "unexpected MO");
-	if (rx->fpdu_payload > w->bytes - w->done) {
-		siw_wqe_complete(qp, w, IB_WC_LOC_LEN_ERR, true, w->done, 0,
+	if (r->rwqe.active)
+		siw_wqe_complete(qp, &r->rwqe, IB_WC_WR_FLUSH_ERR, true, 0, 0,
 				 false);
-		return siw_rx_term(qp, TERM_LAYER_DDP, TERM_DDP_ETYPE_UNTAGGED,
-				   TERM_DDP_U_MSG_TOO_LONG,
-				   "message longer than the receive buffer");
-	}
-	rx->target = w;
-	rx->toff = w->done;
-	return 0;
-}
-
-static int siw_rx_rreq(struct siw_qp *qp)
-{
-	struct siw_rx *rx = &qp->rx;
-	struct iwarp_read_req *r = (void *)rx->hdr;
-	u32 size = be32_to_cpu(r->body.size);
-	u64 src_to = be64_to_cpu(r->body.src_to);
-	struct siw_mr *mr;
-	int err;
-
-	if (!rx->last || rx->mo || rx->fpdu_payload)
-		return siw_rx_term(qp, TERM_LAYER_DDP, TERM_DDP_ETYPE_UNTAGGED,
-				   TERM_DDP_U_INV_MO, "malformed Read Request");
-	if (qp->irq_put - qp->irq_get >= qp->attrs.ird)
-		return siw_rx_term(qp, TERM_LAYER_DDP, TERM_DDP_ETYPE_UNTAGGED,
-				   TERM_DDP_U_INV_MSN_NOBUF,
-				   "more Read Requests than IRD");
-	if (!size)
-		return 0;
-	/*
-	 * Rights come from the MR alone: librdmacm leaves the active side's
-	 * QP access flags at 0 for iWARP, so they can't be relied upon.
-	 */
-	mr = siw_mr_lookup(qp->sdev, be32_to_cpu(r->body.src_stag));
-	if (!mr) {
-		err = SIW_ACC_STAG;
-	} else {
-		err = siw_mr_check(mr, qp->pd, IB_ACCESS_REMOTE_READ, src_to,
-				   size, true);
-		siw_mr_put(mr);
-	}
-	return err ? siw_rx_access_err(qp, err, false) : 0;
-}
-
-/**
- * siw_rdmap_rx_hdr - message semantics of a received segment header
- * @qp: the QP; DDP fields are checked, rx.op/last/mo/qn are set
- *
- * Sets up the placement target. Nothing visible to the consumer happens
- * here; that waits for siw_rdmap_rx_done(), after the CRC was checked.
- */
-int siw_rdmap_rx_hdr(struct siw_qp *qp)
-{
-	struct siw_rx *rx = &qp->rx;
-
-	rx->tmr = NULL;
-	rx->target = NULL;
-	rx->rtr_send = false;
-
-	switch (rx->op) {
-	case RDMAP_WRITE:
-		return siw_rx_write(qp);
-	case RDMAP_READ_RESP:
-		return siw_rx_rresp(qp);
-	case RDMAP_READ_REQ:
-		return siw_rx_rreq(qp);
-	case RDMAP_TERMINATE:
-		return 0;
-	default:
-		return siw_rx_send(qp);
-	}
-}
-
-static int siw_rx_send_done(struct siw_qp *qp)
-{
-	struct siw_rx *rx = &qp->rx;
-	struct siw_wqe *w = &rx->rwqe;
-	const struct siw_op_info *info = &siw_ops[rx->op];
-	struct iwarp_untagged_hdr *h = (void *)rx->hdr;
-	u32 inval = 0;
-
-	rx->msn[DDP_QN_SEND] += rx->last;
-	if (rx->rtr_send)
-		return 0;
-	w->done += rx->fpdu_payload;
-	if (!rx->last)
-		return 0;
-
-	if (info->invalidates) {
-		inval = be32_to_cpu(h->inval_stag);
-		if (siw_mr_invalidate(qp->sdev, inval, qp->pd, true)) {
-			siw_wqe_complete(qp, w, IB_WC_REM_INV_REQ_ERR, true,
-					 w->done, 0, false);
-			return siw_rx_term(qp, TERM_LAYER_RDMAP,
-					   TERM_RDMAP_ETYPE_REMOTE_OP,
-					   TERM_RDMAP_CANNOT_INVAL,
-					   "STag cannot be invalidated");
-		}
-	}
-	siw_wqe_complete(qp, w, IB_WC_SUCCESS, true, w->done, inval,
-			 info->solicited);
-	return 0;
-}
-
-static int siw_rx_rresp_done(struct siw_qp *qp)
-{
-	struct siw_rx *rx = &qp->rx;
-	struct siw_wqe *w = &rx->rresp;
-
-	if (!w->active)
-		return 0;	/* RTR answer */
-	w->done += rx->fpdu_payload;
-	if (!rx->last)
-		return 0;
-	if (w->done != w->bytes) {
-		siw_sq_read_done(qp, w, IB_WC_BAD_RESP_ERR, w->done);
-		return siw_rx_term(qp, TERM_LAYER_DDP, TERM_DDP_ETYPE_TAGGED,
-				   TERM_DDP_T_BASE_BOUNDS,
-				   "Read Response shorter than requested");
-	}
-	if (w->sqe.opcode == SIW_OP_READ_LOCAL_INV && w->sqe.num_sge)
-		siw_mr_invalidate(qp->sdev, w->sqe.sge[0].lkey, qp->pd, false);
-	siw_sq_read_done(qp, w, IB_WC_SUCCESS, w->done);
-	/* a fenced WQE may wait for this */
-	siw_qp_schedule_tx(qp);
-	return 0;
-}
-
-static int siw_rx_rreq_done(struct siw_qp *qp)
-{
-	struct siw_rx *rx = &qp->rx;
-	struct iwarp_read_req *r = (void *)rx->hdr;
-	struct siw_irq_entry *e;
-
-	rx->msn[DDP_QN_READ_REQ]++;
-	siw_stat_inc(qp->sdev, SIW_STAT_READ_REQ_RX);
-	siw_rx_release_hold(qp);
-
-	spin_lock_bh(&qp->orq_lock);
-	e = &qp->irq[qp->irq_put % qp->attrs.ird];
-	e->sink_stag = be32_to_cpu(r->body.sink_stag);
-	e->sink_to = be64_to_cpu(r->body.sink_to);
-	e->size = be32_to_cpu(r->body.size);
-	e->src_stag = be32_to_cpu(r->body.src_stag);
-	e->src_to = be64_to_cpu(r->body.src_to);
-	qp->irq_put++;
-	spin_unlock_bh(&qp->orq_lock);
-
-	siw_qp_schedule_tx(qp);
-	return 0;
-}
-
-/**
- * siw_rdmap_rx_done - a segment arrived completely and intact
- * @qp: the QP
- *
- * Returns 0, or a negative errno when the QP stops receiving.
- */
-int siw_rdmap_rx_done(struct siw_qp *qp)
-{
-	struct siw_rx *rx = &qp->rx;
-
-	if (rx->tmr) {
-		siw_mr_put(rx->tmr);
-		rx->tmr = NULL;
-	}
-	switch (rx->op) {
-	case RDMAP_WRITE:
-		return 0;
-	case RDMAP_READ_RESP:
-		return siw_rx_rresp_done(qp);
-	case RDMAP_READ_REQ:
-		return siw_rx_rreq_done(qp);
-	case RDMAP_TERMINATE:
-		return siw_rx_terminate(qp);
-	default:
-		return siw_rx_send_done(qp);
-	}
+	if (r->rresp.active)
+		siw_sq_read_done(qp, &r->rresp, IB_WC_WR_FLUSH_ERR, 0);
 }

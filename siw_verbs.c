@@ -730,6 +730,15 @@ static int siw_qp_attr_check(struct siw_device *sdev,
 	return 0;
 }
 
+/* Returns once nothing references the QP or its rings. */
+static void siw_qp_teardown(struct siw_qp *qp)
+{
+	siw_qp_destroy(qp);
+	siw_rx_fini(qp);
+	siw_tx_fini(qp);
+	siw_qp_free(qp);
+}
+
 static int siw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 			 struct ib_udata *udata)
 {
@@ -780,7 +789,6 @@ static int siw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	qp->rcq = to_siw_cq(attr->recv_cq);
 	qp->srq = attr->srq ? to_siw_srq(attr->srq) : NULL;
 	qp->user = !!udata;
-	qp->kernel_verbs = !udata;
 	qp->sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
 
 	qp->attrs.sq_size = num_sqe;
@@ -793,7 +801,12 @@ static int siw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	qp->attrs.ord = SIW_MAX_ORD;
 	qp->attrs.access = SIW_QP_ACCESS_DEFAULT;
 
-	rv = siw_qp_init(qp, sdev);
+	rv = siw_tx_init(qp);
+	if (!rv) {
+		rv = siw_qp_init(qp, sdev);
+		if (rv)
+			siw_tx_fini(qp);
+	}
 	if (rv) {
 		siw_dbg(sdev, "QP init failed: %d\n", rv);
 		goto err_rings;
@@ -805,7 +818,7 @@ static int siw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		uresp.num_rqe = num_rqe;
 		rv = ib_copy_to_udata(udata, &uresp, sizeof(uresp));
 		if (rv) {
-			siw_qp_destroy(qp);
+			siw_qp_teardown(qp);
 			goto err_rings;
 		}
 	}
@@ -832,8 +845,7 @@ static int siw_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct siw_qp *qp = to_siw_qp(ibqp);
 
-	/* returns once nothing references the QP or its rings */
-	siw_qp_destroy(qp);
+	siw_qp_teardown(qp);
 
 	siw_ring_free(qp->recvq, qp->rq_mmap);
 	siw_ring_free(qp->sendq, qp->sq_mmap);
@@ -1346,57 +1358,57 @@ static struct ib_qp *siw_iw_get_qp(struct ib_device *ibdev, int qpn)
  * Who we are (module, driver id, ABI) is siw_main.c's.
  */
 static const struct ib_device_ops siw_port_ops = {
-	SIW_VERB(query_device),
-	SIW_VERB(query_port),
-	SIW_VERB(get_port_immutable),
-	SIW_VERB(query_gid),
-	SIW_VERB(query_pkey),
-	SIW_VERB(get_netdev),
-	SIW_VERB(alloc_hw_port_stats),
-	SIW_VERB(get_hw_stats),
+	.query_device = siw_query_device,
+	.query_port = siw_query_port,
+	.get_port_immutable = siw_get_port_immutable,
+	.query_gid = siw_query_gid,
+	.query_pkey = siw_query_pkey,
+	.get_netdev = siw_get_netdev,
+	.alloc_hw_port_stats = siw_alloc_hw_port_stats,
+	.get_hw_stats = siw_get_hw_stats,
 	/* a user context is where the rings get mapped */
-	SIW_VERB(alloc_ucontext),
-	SIW_VERB(dealloc_ucontext),
-	SIW_VERB(mmap),
-	SIW_VERB(mmap_free),
+	.alloc_ucontext = siw_alloc_ucontext,
+	.dealloc_ucontext = siw_dealloc_ucontext,
+	.mmap = siw_mmap,
+	.mmap_free = siw_mmap_free,
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, siw_ucontext, base),
 };
 
 static const struct ib_device_ops siw_pd_ops = {
-	SIW_VERB(alloc_pd),
-	SIW_VERB(dealloc_pd),
+	.alloc_pd = siw_alloc_pd,
+	.dealloc_pd = siw_dealloc_pd,
 	INIT_RDMA_OBJ_SIZE(ib_pd, siw_pd, base),
 };
 
 static const struct ib_device_ops siw_cq_ops = {
-	SIW_VERB(create_cq),
-	SIW_VERB(poll_cq),
-	SIW_VERB(req_notify_cq),
-	SIW_VERB(destroy_cq),
+	.create_cq = siw_create_cq,
+	.poll_cq = siw_poll_cq,
+	.req_notify_cq = siw_req_notify_cq,
+	.destroy_cq = siw_destroy_cq,
 	INIT_RDMA_OBJ_SIZE(ib_cq, siw_cq, base),
 };
 
 static const struct ib_device_ops siw_qp_ops = {
-	SIW_VERB(create_qp),
-	SIW_VERB(modify_qp),
-	SIW_VERB(query_qp),
-	SIW_VERB(fill_res_qp_entry),
-	SIW_VERB(post_send),
-	SIW_VERB(post_recv),
-	SIW_VERB(destroy_qp),
+	.create_qp = siw_create_qp,
+	.modify_qp = siw_modify_qp,
+	.query_qp = siw_query_qp,
+	.fill_res_qp_entry = siw_fill_res_qp_entry,
+	.post_send = siw_post_send,
+	.post_recv = siw_post_recv,
+	.destroy_qp = siw_destroy_qp,
 	/* iw_cm holds QPs by number, with references of its own */
-	SIW_VERB(iw_get_qp),
-	SIW_VERB(iw_add_ref),
-	SIW_VERB(iw_rem_ref),
+	.iw_get_qp = siw_iw_get_qp,
+	.iw_add_ref = siw_iw_add_ref,
+	.iw_rem_ref = siw_iw_rem_ref,
 	INIT_RDMA_OBJ_SIZE(ib_qp, siw_qp, base),
 };
 
 static const struct ib_device_ops siw_srq_ops = {
-	SIW_VERB(create_srq),
-	SIW_VERB(modify_srq),
-	SIW_VERB(query_srq),
-	SIW_VERB(post_srq_recv),
-	SIW_VERB(destroy_srq),
+	.create_srq = siw_create_srq,
+	.modify_srq = siw_modify_srq,
+	.query_srq = siw_query_srq,
+	.post_srq_recv = siw_post_srq_recv,
+	.destroy_srq = siw_destroy_srq,
 	INIT_RDMA_OBJ_SIZE(ib_srq, siw_srq, base),
 };
 

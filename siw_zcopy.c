@@ -21,18 +21,9 @@
 #include "siw.h"
 
 /*
- * Off by default, measured: FPDUs are one MSS each, so every FPDU puts a
- * header/trailer piece and one or two payload pieces into the skb, and
- * skbs fill up their fragment slots at ~10 KB instead of 64 KB. Between
- * two guests (virtio-net) and over veth that cost more than the copy it
- * saves: zero-copy/copy 0.88 for ib_write_bw 64 KiB, 0.55 ib_read_bw,
- * 0.37 ib_send_bw 1 MiB in the latest benchmark run (docs/bench.md,
- * "ours zero-copy"). On loopback and veth the receiving stack copies zero-copy
- * fragments again anyway. Larger FPDUs do not rescue it: over veth at MTU
- * 9000 ib_write_bw 64 KiB went 204 -> 107 MB/s with zero-copy, at MTU
- * 65000 250 -> 161 (ib_read_bw and ib_send_bw alike), so the fragment
- * count is not the whole cost; page references, release notifications
- * and completions held until the peer's ACK are the rest (not isolated).
+ * Off by default: measured slower than the copy under qemu at MTU 1500,
+ * 9000 and 65000; see docs/bench.md, "ours zero-copy", for the figures
+ * and what is known of the reason.
  */
 static unsigned int zcopy_min;
 module_param(zcopy_min, uint, 0644);
@@ -79,18 +70,6 @@ void siw_zc_ctx_free(struct siw_qp *qp)
 	qp->zc = NULL;
 }
 
-/* All zero-copy messages before this sequence number were released. */
-u32 siw_zc_released(struct siw_qp *qp)
-{
-	return qp->zc ? READ_ONCE(qp->zc->released) : 0;
-}
-
-/* Sequence number the next zero-copy message will get. */
-u32 siw_zc_started(struct siw_qp *qp)
-{
-	return qp->zc ? READ_ONCE(qp->zc->started) : 0;
-}
-
 /**
  * siw_zc_mark_released - record the release of zero-copy message @seq
  * @ctx: the QP's bookkeeping, lock held (or private to a test)
@@ -116,60 +95,77 @@ EXPORT_SYMBOL_IF_KUNIT(siw_zc_mark_released);
  * means the peer acknowledged every byte: record the release, in order,
  * and let the TX work report the completions that waited for it. May run
  * in softirq context, and after the QP is gone.
+ *
+ * Each message holds a reference on the ib_device, dropped last here:
+ * unregistering the device, and so unloading the module, waits for every
+ * message TCP still holds. The body runs in an RCU read-side section, and
+ * module unload waits for a grace period after the last device is gone
+ * before the module text goes (free_module()), so this function is not
+ * left executing in freed text.
  */
 static void siw_zc_release(struct sk_buff *skb, struct ubuf_info *uarg,
 			   bool success)
 {
 	struct siw_zc *zc = container_of(uarg, struct siw_zc, ubuf);
 	struct siw_zc_ctx *ctx = zc->ctx;
+	struct ib_device *dev = zc->dev;
 	unsigned long flags;
 
 	if (!refcount_dec_and_test(&uarg->refcnt))
 		return;
 
+	rcu_read_lock();
 	spin_lock_irqsave(&ctx->lock, flags);
 	siw_zc_mark_released(ctx, zc->seq);
 	if (ctx->qp)
-		siw_qp_schedule_tx(ctx->qp);
+		siw_qp_wake_tx(ctx->qp);
 	spin_unlock_irqrestore(&ctx->lock, flags);
 
 	kfree(zc);
 	siw_zc_ctx_put(ctx);
-	/* last: this code must stay loaded until here */
-	module_put(THIS_MODULE);
+	ib_device_put(dev);
+	rcu_read_unlock();
 }
 
 SIW_DEFINE_UBUF_OPS(siw_zc_ops, siw_zc_release);
 
 /**
- * siw_tx_zc_begin - choose how the payload of a new message goes to TCP
- * @qp: the QP; tx.msg_len is set
+ * siw_zc_begin - choose how the payload of a new message goes to TCP
+ * @qp: the QP
+ * @len: the message's payload bytes
  *
  * Payloads below zcopy_min are copied by TCP: copying a few pages costs
  * less than referencing them, and the work request can complete once
  * queued instead of waiting for the peer's ACK. They are also copied
  * while SIW_ZC_MAX zero-copy messages await release, or when the
  * bookkeeping cannot be allocated.
+ *
+ * Return: the message's zero-copy state, or NULL to copy.
  */
-void siw_tx_zc_begin(struct siw_qp *qp)
+struct siw_zc *siw_zc_begin(struct siw_qp *qp, u32 len)
 {
 	struct siw_zc_ctx *ctx = qp->zc;
 	u32 min = READ_ONCE(zcopy_min);
 	unsigned long flags;
 	struct siw_zc *zc;
 
-	qp->tx.zc = NULL;
-	if (!ctx || !min || qp->tx.msg_len < min)
-		return;
+	if (!ctx || !min || len < min)
+		return NULL;
 	zc = kmalloc(sizeof(*zc), GFP_NOWAIT | __GFP_NOWARN);
 	if (!zc)
-		return;
+		return NULL;
+	/* TCP may call siw_zc_release() after the QP and device are gone */
+	if (!ib_device_try_get(&qp->sdev->base)) {
+		kfree(zc);
+		return NULL;
+	}
 
 	spin_lock_irqsave(&ctx->lock, flags);
 	if (ctx->started - ctx->released >= SIW_ZC_MAX) {
 		spin_unlock_irqrestore(&ctx->lock, flags);
+		ib_device_put(&qp->sdev->base);
 		kfree(zc);
-		return;
+		return NULL;
 	}
 	zc->seq = ctx->started;
 	WRITE_ONCE(ctx->started, ctx->started + 1);
@@ -177,39 +173,18 @@ void siw_tx_zc_begin(struct siw_qp *qp)
 
 	refcount_inc(&ctx->ref);
 	zc->ctx = ctx;
-	/* our reference, dropped by siw_tx_zc_end() */
+	zc->dev = &qp->sdev->base;
+	/* our reference, dropped by siw_zc_end() */
 	refcount_set(&zc->ubuf.refcnt, 1);
 	zc->ubuf.flags = SKBFL_ZEROCOPY_FRAG | SKBFL_DONT_ORPHAN;
 	siw_ubuf_bind(&zc->ubuf, siw_zc_ops);
-	/* TCP may call siw_zc_release() after the QP and device are gone */
-	__module_get(THIS_MODULE);
-	qp->tx.zc = zc;
 	siw_stat_inc(qp->sdev, SIW_STAT_TX_ZCOPY_MSG);
+	return zc;
 }
 
 /* The message is fully queued to TCP, or abandoned: drop our reference. */
-void siw_tx_zc_end(struct siw_qp *qp)
+void siw_zc_end(struct siw_zc *zc)
 {
-	struct siw_zc *zc = qp->tx.zc;
-
-	qp->tx.zc = NULL;
 	if (zc)
 		net_zcopy_put(&zc->ubuf);
-}
-
-/**
- * siw_tx_zc_pages_ok - may this FPDU's payload pages be referenced?
- * @tx: the FPDU, payload in frags[1 .. nfrags - 1]
- *
- * Slab memory (kernel consumers may post kmalloc'ed buffers) must not
- * be referenced by skbs: such an FPDU is copied.
- */
-bool siw_tx_zc_pages_ok(const struct siw_tx *tx)
-{
-	unsigned int i;
-
-	for (i = 1; i < tx->nfrags; i++)
-		if (!sendpage_ok(tx->frags[i].bv_page))
-			return false;
-	return true;
 }

@@ -175,7 +175,6 @@ struct siw_mr {
 	bool valid;			/* READ_ONCE/WRITE_ONCE */
 	bool remote_inv_ok;		/* may be invalidated remotely */
 	int access;			/* IB_ACCESS_* */
-	u32 pd_id;			/* ib_pd of this MR, compared by pointer */
 	struct ib_pd *pd;
 
 	u64 va;				/* first valid address */
@@ -225,9 +224,6 @@ int siw_mr_fast_reg(struct siw_device *sdev, struct ib_mr *ibmr, u32 key,
 		    int access);
 void siw_mem_exit(struct siw_device *sdev);
 extern const struct ib_device_ops siw_mr_ops;
-
-/* ib_device_ops entry for the verb OP: our functions are named siw_OP() */
-#define SIW_VERB(op) .op = siw_##op
 
 /*
  * Result codes of memory checks (siw_mr_check and lookup helpers), mapped
@@ -363,6 +359,7 @@ struct siw_zc_ctx {
 struct siw_zc {
 	struct ubuf_info ubuf;
 	struct siw_zc_ctx *ctx;
+	struct ib_device *dev;		/* held until TCP releases */
 	u32 seq;
 };
 
@@ -371,42 +368,134 @@ struct siw_orq_entry {
 	struct siw_wqe wqe;
 };
 
-#define SIW_TX_FRAGS		32
-#define SIW_HDR_BUF		96
+/* ------------------------------------------------------- opcode table */
 
-/* TX state: the message being segmented and the FPDU being sent */
-struct siw_tx {
-	/* message */
-	struct siw_wqe *wqe;		/* payload source, NULL if none */
-	struct siw_wqe sq_wqe;		/* SQ work request in progress */
-	struct siw_wqe rresp;		/* Read Response source */
-	u8 op;				/* RDMAP opcode */
-	bool active;			/* message not fully segmented */
-	u32 msg_len;
-	u32 msg_off;			/* payload bytes framed so far */
-	u32 stag;			/* tagged: sink STag */
-	u64 to;				/* tagged: base tagged offset */
-	u32 qn;				/* untagged: queue, MSN, inval STag */
-	u32 msn;
-	u32 inval;
-	u32 msn_next[DDP_NUM_QUEUES];
+struct siw_qp;
 
-	struct siw_zc *zc;		/* payload goes zero-copy, or NULL */
+/* Where a segment's payload goes, set by RDMAP, advanced by DDP */
+struct siw_rx_target {
+	struct siw_mr *mr;		/* tagged: target MR ... */
+	u64 va;				/* ... and address */
+	struct siw_wqe *wqe;		/* or an SGL: receive / read sink */
+	u32 off;			/* message offset in @wqe */
+};
 
-	/* FPDU */
-	struct bio_vec frags[SIW_TX_FRAGS];
-	unsigned int nfrags;
-	u32 seg_len;			/* payload bytes in this FPDU */
-	u32 fpdu_len;
-	u32 fpdu_sent;
-	bool fpdu_busy;			/* built, not fully queued to TCP */
-	bool fpdu_zc;			/* its payload pages go zero-copy */
-	bool term_busy;			/* it is our Terminate */
+/**
+ * struct siw_op - everything the layers know about one RDMAP opcode
+ * @name: for log lines
+ * @opcode: the RDMAP opcode (the entry's index)
+ * @tagged: DDP tagged buffer model (else untagged)
+ * @qn: untagged: DDP queue number
+ * @hdr_len: DDP + RDMAP header bytes after the MPA length field,
+ *	including a fixed message body (Read Request); a Terminate's is
+ *	the minimum, the rest of its header copy follows
+ * @var_len: the whole ULPDU is header (Terminate)
+ * @solicited: Send with Solicited Event
+ * @invalidates: Send with Invalidate
+ * @rx_hdr: receive: check a segment header, set the placement target
+ * @rx_done: receive: the segment arrived intact; message semantics
+ *
+ * One table, siw_op_table[], indexed by the RDMAP opcode (siw_rdmap.c).
+ * The RX and TX engines look entries up and hand them to DDP, so the
+ * lower layers need no table of their own.
+ */
+struct siw_op {
+	const char *name;
+	u8 opcode;
+	bool tagged;
+	u8 qn;
 	u8 hdr_len;
-	u8 trailer_len;
-	u8 hdr[SIW_HDR_BUF];
+	bool var_len;
+	bool solicited;
+	bool invalidates;
+	int (*rx_hdr)(struct siw_qp *qp, struct siw_rx_target *t);
+	int (*rx_done)(struct siw_qp *qp);
+};
+
+extern const struct siw_op siw_op_table[RDMAP_NUM_OPCODES];
+
+/* ----------------------------------------------------------- transmit */
+
+#define SIW_SEG_FRAGS		16	/* payload pieces of one segment */
+#define SIW_DDP_HDR_MAX		(sizeof(struct iwarp_terminate) - \
+				 MPA_HDR_SIZE + TERM_MAX_HDR_COPY)
+#define SIW_MSG_BODY_MAX	(SIW_DDP_HDR_MAX - \
+				 (sizeof(struct iwarp_untagged_hdr) - MPA_HDR_SIZE))
+#define SIW_TX_BATCH		16	/* FPDUs per socket call */
+#define SIW_TX_IOV		64	/* pieces per socket call */
+#define SIW_TX_BATCH_BYTES	65536
+
+/*
+ * RDMAP: the message being sent. Written by siw_rdmap.c only (the TX
+ * engine asks it to start one); read by DDP to build segments.
+ */
+struct siw_rdmap_tx {
+	const struct siw_op *op;
+	struct siw_wqe *wqe;		/* payload source, NULL if none */
+	struct siw_wqe rresp;		/* Read Response source */
+	u32 len;			/* payload bytes */
+	u32 stag;			/* tagged: sink STag ... */
+	u64 to;				/* ... and base tagged offset */
+	u32 inval;			/* Send with Invalidate: the STag */
+	u8 body[SIW_MSG_BODY_MAX];	/* Read Request, Terminate */
+	u8 body_len;
+};
+
+/*
+ * DDP: segmentation of the current message. Written by siw_ddp.c only.
+ * hdr holds the segment's header laid out as on the wire; its first
+ * MPA_HDR_SIZE bytes, the MPA length, are MPA's and stay unused here.
+ */
+struct siw_ddp_tx {
+	u32 msn_last[DDP_NUM_QUEUES];	/* last MSN sent per queue, 0: none */
+	u32 msn;			/* untagged: of the current message */
+	u32 off;			/* payload bytes segmented so far */
+	u32 seg_len;			/* payload bytes in this segment */
+	bool last;
+	u8 hdr_len;			/* bytes after the MPA length */
+	u8 hdr[MPA_HDR_SIZE + SIW_DDP_HDR_MAX];
+	unsigned int npay;
+	struct bio_vec pay[SIW_SEG_FRAGS];
+};
+
+/* One FPDU's framing bytes, owned by the MPA batch */
+struct siw_mpa_fpdu {
+	u8 hdr[MPA_HDR_SIZE + SIW_DDP_HDR_MAX];
 	u8 trailer[3 + MPA_CRC_SIZE];
 };
+
+/*
+ * MPA: FPDUs framed and waiting to go into the socket in one call.
+ * Written by siw_mpa.c only.
+ */
+struct siw_mpa_tx {
+	unsigned int nfpdu;
+	unsigned int niov;
+	u32 len;			/* bytes in iov */
+	u32 sent;			/* bytes TCP took */
+	u32 hdr_end;			/* zero-copy: header, payload, trailer */
+	u32 pay_end;			/* ... sent in separate calls */
+	struct ubuf_info *zc;		/* payload goes zero-copy, or NULL */
+	struct bio_vec iov[SIW_TX_IOV];
+	struct siw_mpa_fpdu fpdu[SIW_TX_BATCH];
+};
+
+/*
+ * TX engine state (siw_tx.c), with each layer's part: every part is
+ * written by its own file.
+ */
+struct siw_tx {
+	struct siw_wqe sq_wqe;		/* SQ work request in progress */
+	bool active;			/* message not fully framed */
+	bool busy;			/* framed, not fully queued to TCP */
+	bool term_busy;			/* what is queued is our Terminate */
+	struct siw_zc *zc;		/* zero-copy of the message, or NULL */
+	struct siw_rdmap_tx rdmap;
+	struct siw_ddp_tx ddp;
+	struct siw_mpa_tx mpa;
+};
+
+/* ------------------------------------------------------------ receive */
 
 /* RX parser states */
 enum siw_rx_state {
@@ -416,35 +505,80 @@ enum siw_rx_state {
 	SIW_RX_DEAD,
 };
 
+/* What is wrong with received data: the Terminate to send, and why */
+struct siw_rx_err {
+	u8 layer;
+	u8 etype;
+	u8 ecode;
+	const char *why;
+};
+
+/**
+ * siw_rx_error - record a receive error (any layer)
+ * @e: the QP's rx.err
+ * @layer: TERM_LAYER_*
+ * @etype: error type of that layer
+ * @ecode: error code
+ * @why: what was wrong, for the log line
+ *
+ * Return: -EPROTO, for the caller to return; the RX engine then counts,
+ * logs and terminates once (siw_rx.c).
+ */
+static inline int siw_rx_error(struct siw_rx_err *e, unsigned int layer,
+			       unsigned int etype, unsigned int ecode,
+			       const char *why)
+{
+	e->layer = layer;
+	e->etype = etype;
+	e->ecode = ecode;
+	e->why = why;
+	return -EPROTO;
+}
+
+/* DDP: the current segment, decoded and checked. siw_ddp.c only. */
+struct siw_ddp_rx {
+	u32 msn_done[DDP_NUM_QUEUES];	/* messages received per queue */
+	bool last;
+	u32 mo;
+	u32 qn;
+	u32 msn_got;
+	struct siw_rx_target target;
+};
+
+/* RDMAP: messages in progress. siw_rdmap.c only. */
+struct siw_rdmap_rx {
+	struct siw_wqe rwqe;		/* receive WQE of the current Send */
+	struct siw_wqe rresp;		/* our Read being answered */
+	bool rtr_rresp;			/* expect answer to our RTR Read */
+	bool rtr_send;			/* segment is a zero-length RTR Send */
+	u32 inval;			/* STag a Send invalidated */
+};
+
+/* MPA: the running CRC of the current FPDU. siw_mpa.c only. */
+struct siw_mpa_rx {
+	bool crc_on;
+	u32 crc;
+};
+
+/* received header bytes: a Terminate carries a copy of another header */
+#define SIW_RX_HDR_BUF		96
+
+/* RX engine state (siw_rx.c), with each layer's part */
 struct siw_rx {
 	enum siw_rx_state state;
+	const struct siw_op *op;	/* of the current segment */
 	u32 hdr_have;
 	u32 hdr_need;
 	u32 fpdu_payload;		/* payload bytes in this FPDU */
 	u32 payload_have;
 	u32 trailer_have;
 	u32 trailer_need;
-	u32 crc;			/* running CRC32c */
-	u32 msn[DDP_NUM_QUEUES];	/* expected MSN per untagged queue */
-
-	/* decoded header of the current segment */
-	u8 op;
-	bool last;
-	u32 mo;
-	u32 qn;
-
-	/* placement target of the current segment */
-	struct siw_mr *tmr;		/* tagged Write: target MR ... */
-	u64 tva;			/* ... and address */
-	struct siw_wqe *target;		/* or an SGL: receive / read sink */
-	u32 toff;			/* message offset in target */
-	struct siw_wqe rwqe;		/* receive WQE of the current Send */
-	struct siw_wqe rresp;		/* our Read being answered */
-	bool rtr_rresp;			/* expect answer to our RTR Read */
-	bool rtr_send;			/* segment is a zero-length RTR Send */
-
-	u8 hdr[SIW_HDR_BUF];
+	struct siw_rx_err err;
+	u8 hdr[SIW_RX_HDR_BUF];
 	u8 trailer[3 + MPA_CRC_SIZE];
+	struct siw_mpa_rx mpa;
+	struct siw_ddp_rx ddp;
+	struct siw_rdmap_rx rdmap;
 };
 
 struct siw_qp_attrs {
@@ -481,7 +615,6 @@ struct siw_qp {
 	struct ib_pd *pd;
 	bool user;
 	bool sig_all;
-	bool kernel_verbs;
 
 	/* SQ ring (user mmap'd or kernel), sq_lock for kernel posting */
 	spinlock_t sq_lock;
@@ -513,13 +646,12 @@ struct siw_qp {
 	bool sq_draining;		/* one reporter at a time, in order */
 	bool sq_drain_again;
 	bool sq_drain_flush;
-	struct siw_zc_ctx *zc;		/* zero-copy transmit, siw_mpa.c */
+	struct siw_zc_ctx *zc;		/* zero-copy transmit, siw_zcopy.c */
 
 	/* transmit: by tx_work, or inline from the user's doorbell */
 	struct work_struct tx_work;
 	struct mutex tx_mutex;		/* one transmitter at a time */
 	struct siw_tx tx;
-	bool tx_fence_wait;		/* read fence pending */
 
 	/* receive: runs from the socket's data_ready under its lock */
 	struct siw_rx rx;
@@ -566,26 +698,28 @@ struct siw_llp_params {
 	bool rtr_wait;
 };
 
-/* siw_qp.c: QP lifecycle, state machine, work queues, completions */
+/* siw_qp.c: QP object and state, work queue rings, completions */
 void siw_qp_get(struct siw_qp *qp);
 void siw_qp_put(struct siw_qp *qp);
 struct siw_qp *siw_qp_lookup(struct siw_device *sdev, u32 id);
 int siw_qp_init(struct siw_qp *qp, struct siw_device *sdev);
 void siw_qp_destroy(struct siw_qp *qp);
+void siw_qp_free(struct siw_qp *qp);
 int siw_qp_to_rts(struct siw_qp *qp, const struct siw_llp_params *p);
 void siw_qp_to_error(struct siw_qp *qp);
-void siw_qp_llp_closed(struct siw_qp *qp);
+enum siw_qp_state siw_qp_set_state_error(struct siw_qp *qp);
+void siw_qp_llp_detach(struct siw_qp *qp);
 void siw_qp_close_graceful(struct siw_qp *qp);
+void siw_qp_sq_drained(struct siw_qp *qp);
 void siw_qp_flush(struct siw_qp *qp);
-void siw_tx_flush(struct siw_qp *qp);
-void siw_rx_flush(struct siw_qp *qp);
+void siw_qp_flush_orq(struct siw_qp *qp);
+void siw_qp_flush_sq(struct siw_qp *qp);
+void siw_qp_flush_rq(struct siw_qp *qp);
 void siw_qp_schedule_tx(struct siw_qp *qp);
+void siw_qp_wake_tx(struct siw_qp *qp);
 void siw_qp_event(struct siw_qp *qp, enum ib_event_type type);
 enum ib_qp_state siw_qp_ib_state(const struct siw_qp *qp);
 int siw_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
-int siw_cqe_add(struct siw_cq *cq, const struct siw_sqe *sqe, u8 opcode,
-		u32 bytes, enum ib_wc_status status, bool solicited,
-		u32 inval_stag, struct siw_qp *qp);
 int siw_sqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe, bool flush);
 int siw_rqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe);
 int siw_wqe_resolve(struct siw_qp *qp, struct siw_wqe *wqe, bool recv);
@@ -593,38 +727,78 @@ void siw_wqe_release(struct siw_wqe *wqe);
 void siw_sq_complete(struct siw_qp *qp, struct siw_wqe *wqe,
 		     enum ib_wc_status status, u32 bytes);
 void siw_sq_done_report(struct siw_qp *qp);
+void siw_sq_done_flush(struct siw_qp *qp);
 void siw_sq_read_issue(struct siw_qp *qp, struct siw_wqe *wqe);
 void siw_sq_read_done(struct siw_qp *qp, struct siw_wqe *wqe,
 		      enum ib_wc_status status, u32 bytes);
 void siw_wqe_complete(struct siw_qp *qp, struct siw_wqe *wqe,
 		      enum ib_wc_status status, bool recv, u32 bytes,
 		      u32 inval_stag, bool solicited);
-int siw_wq_init(void);
-void siw_wq_exit(void);
+bool siw_orq_pop(struct siw_qp *qp, struct siw_wqe *w);
+int siw_qp_wq_init(void);
+void siw_qp_wq_exit(void);
 
 /*
- * siw_mpa.c: FPDU framing and the TCP stream parser.
- * siw_qp_rx() is called by the CM's sk_data_ready while the QP is
- * attached (softirq, socket bh-locked, sk_callback_lock read-held).
- * siw_qp_rx_kick() is called once by the CM in process context right
- * after attaching, to parse data that arrived behind the MPA reply.
+ * siw_tx.c: the transmit engine, the one owner of a QP's transmit state.
+ * Runs from the QP's TX work or inline from the user doorbell
+ * (siw_tx_now), one at a time (tx_mutex).
+ */
+int siw_tx_init(struct siw_qp *qp);
+void siw_tx_fini(struct siw_qp *qp);
+void siw_tx_now(struct siw_qp *qp);
+
+/*
+ * siw_rx.c: the receive engine. siw_qp_rx() is called by the CM's
+ * sk_data_ready while the QP is attached (softirq, socket bh-locked,
+ * sk_callback_lock read-held); siw_rx_start() once in process context
+ * right after attaching, for data that arrived behind the MPA reply;
+ * siw_qp_llp_closed() when the connection is gone.
  */
 void siw_qp_rx(struct siw_qp *qp, struct sock *sk);
-void siw_qp_rx_kick(struct siw_qp *qp);
-int siw_tx_fpdu_payload(struct siw_qp *qp, u32 seg_max);
-void siw_tx_fpdu_seal(struct siw_qp *qp);
-int siw_tx_fpdu_send(struct siw_qp *qp, bool more);
+int siw_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
+		 unsigned int off, size_t len);
+void siw_rx_start(struct siw_qp *qp);
+void siw_qp_llp_closed(struct siw_qp *qp);
+void siw_rx_fini(struct siw_qp *qp);
+
+/* siw_mpa.c: FPDU framing (RFC 5044) */
+bool siw_mpa_tx_room(const struct siw_mpa_tx *m, const struct siw_ddp_tx *d);
+void siw_mpa_tx_frame(struct siw_mpa_tx *m, const struct siw_ddp_tx *d,
+		      bool crc, struct ubuf_info *zc);
+int siw_mpa_tx_push(struct siw_qp *qp, struct siw_mpa_tx *m, bool more);
+void siw_mpa_tx_reset(struct siw_mpa_tx *m);
+int siw_mpa_rx_fpdu(struct siw_rx_err *e, u32 ulpdu, u32 hdr_len,
+		    u32 *payload, u32 *trailer);
+void siw_mpa_rx_begin(struct siw_mpa_rx *m, bool crc, const u8 *hdr,
+		      u32 len);
+void siw_mpa_rx_crc(struct siw_mpa_rx *m, const void *p, u32 len);
+int siw_mpa_rx_trailer(struct siw_mpa_rx *m, struct siw_rx_err *e,
+		       const u8 *trailer, u32 len);
 
 /* siw_zcopy.c: payload pages handed to TCP, completions after release */
 int siw_zc_ctx_create(struct siw_qp *qp);
 void siw_zc_ctx_detach(struct siw_qp *qp);
 void siw_zc_ctx_free(struct siw_qp *qp);
-u32 siw_zc_released(struct siw_qp *qp);
-u32 siw_zc_started(struct siw_qp *qp);
-void siw_tx_zc_begin(struct siw_qp *qp);
-void siw_tx_zc_end(struct siw_qp *qp);
-bool siw_tx_zc_pages_ok(const struct siw_tx *tx);
+struct siw_zc *siw_zc_begin(struct siw_qp *qp, u32 len);
+void siw_zc_end(struct siw_zc *zc);
 u32 siw_zc_mark_released(struct siw_zc_ctx *ctx, u32 seq);
+
+/* All zero-copy messages before this sequence number were released. */
+static inline u32 siw_zc_released(struct siw_qp *qp)
+{
+	return qp->zc ? READ_ONCE(qp->zc->released) : 0;
+}
+
+/* Sequence number the next zero-copy message will get. */
+static inline u32 siw_zc_started(struct siw_qp *qp)
+{
+	return qp->zc ? READ_ONCE(qp->zc->started) : 0;
+}
+
+static inline struct ubuf_info *siw_zc_ubuf(struct siw_zc *zc)
+{
+	return zc ? &zc->ubuf : NULL;
+}
 
 /* MPA connection setup, decoded (siw_mpa.c, used by siw_cm.c) */
 struct siw_mpa_info {
@@ -647,30 +821,40 @@ int siw_mpa_decode(const struct mpa_rr *rr, const u8 *pd,
 int siw_mpa_crc_decide(bool local, bool peer, bool strict);
 void siw_mpa_initiator_irdord(u32 *ird, u32 *ord, u32 peer_ird, u32 peer_ord);
 
-/* siw_ddp.c: segments, placement */
-unsigned int siw_ddp_hdr_len(unsigned int op);
-u32 siw_tx_seg_max(struct siw_qp *qp, unsigned int op);
-int siw_sgl_chunk(struct siw_wqe *wqe, u32 off, u32 len,
-		  struct siw_mem_chunk *c);
-void siw_ddp_tx_hdr(struct siw_tx *tx, u32 seg_len, bool last);
-int siw_ddp_rx_hdr(struct siw_qp *qp);
-int siw_ddp_rx_place(struct siw_qp *qp, const struct sk_buff *skb, int off,
-		     u32 len);
+/* siw_ddp.c: segments (RFC 5041), placement */
+u32 siw_tx_seg_max(struct siw_qp *qp, const struct siw_op *op);
+void siw_ddp_tx_begin(struct siw_ddp_tx *d, const struct siw_op *op);
+int siw_ddp_tx_segment(struct siw_ddp_tx *d, const struct siw_op *op,
+		       const struct siw_rdmap_tx *m, u32 seg_max);
+bool siw_ddp_tx_advance(struct siw_ddp_tx *d, const struct siw_rdmap_tx *m);
+u32 siw_ddp_rx_hdr_len(const struct iwarp_ctrl *ctrl);
+int siw_ddp_rx_version(struct siw_rx_err *e, const struct iwarp_ctrl *ctrl);
+int siw_ddp_rx_hdr(struct siw_ddp_rx *d, struct siw_rx_err *e,
+		   const u8 *hdr, const struct siw_op *op);
+int siw_ddp_rx_place(struct siw_ddp_rx *d, struct siw_rx_err *e,
+		     struct siw_mpa_rx *crc, const struct sk_buff *skb,
+		     int off, u32 len);
+void siw_ddp_rx_set_target(struct siw_ddp_rx *d,
+			   const struct siw_rx_target *t);
+void siw_ddp_rx_done(struct siw_ddp_rx *d, const struct siw_op *op);
+void siw_ddp_rx_target_put(struct siw_ddp_rx *d);
 
-/* siw_rdmap.c: transmit engine, RDMAP semantics, Terminate */
-void siw_tx_work(struct work_struct *w);
-void siw_tx_now(struct siw_qp *qp);
-void siw_qp_write_space(struct siw_qp *qp);	/* from sk_write_space */
-int siw_rdmap_rx_hdr(struct siw_qp *qp);
-int siw_rdmap_rx_done(struct siw_qp *qp);
+/* siw_rdmap.c: RDMAP messages (RFC 5040), Read, Terminate */
+int siw_rdmap_rx_check(struct siw_rx_err *e, const struct iwarp_ctrl *ctrl,
+		       const struct siw_op **op);
+const struct siw_op *siw_rx_op_of(const struct iwarp_ctrl *ctrl);
+int siw_rdmap_tx_start(struct siw_qp *qp, struct siw_wqe *sq_wqe);
+int siw_rdmap_tx_rresp(struct siw_qp *qp);
+void siw_rdmap_tx_rtr(struct siw_qp *qp);
+void siw_rdmap_tx_term(struct siw_qp *qp);
+void siw_rdmap_tx_done(struct siw_qp *qp);
+void siw_rdmap_tx_flush(struct siw_qp *qp);
+void siw_rdmap_rx_flush(struct siw_qp *qp);
 void siw_term_set(struct siw_qp *qp, unsigned int layer,
 		  unsigned int etype, unsigned int ecode,
 		  const void *hdr, unsigned int hdr_len);
 
 /* siw_cm.c: iw_cm verbs and MPA negotiation */
-int siw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param);
-int siw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param);
-int siw_reject(struct iw_cm_id *id, const void *pdata, u8 pd_len);
 int siw_create_listen(struct iw_cm_id *id, int backlog);
 int siw_destroy_listen(struct iw_cm_id *id);
 void siw_cm_qp_disconnect(struct siw_qp *qp, bool abortive);
@@ -678,10 +862,9 @@ extern const struct ib_device_ops siw_cm_ops;
 int siw_cm_init(void);
 void siw_cm_exit(void);
 
-/* siw_main.c */
-extern bool mpa_crc_required;
-extern bool mpa_crc_strict;
-extern struct workqueue_struct *siw_tx_wq;
+/* siw_mem.c, module-wide */
+int siw_mem_init(void);
+void siw_mem_fini(void);
 
 /* siw_verbs.c */
 void siw_verbs_set_ops(struct ib_device *ibdev);

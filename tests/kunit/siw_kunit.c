@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * KUnit suites for siw's pure protocol logic: MPA framing arithmetic and
- * CRC, DDP/RDMAP header encoding, segmentation of messages into FPDUs,
- * STag/offset bounds checks and MPA request/reply negotiation.
+ * KUnit suites for siw: MPA framing arithmetic, CRC and request/reply
+ * negotiation; the opcode table against RFC 5040, DDP/RDMAP header
+ * encoding and segmentation; STag/offset bounds; zero-copy release
+ * order; the receive engine fed skbs built here (whole, split at every
+ * byte, several FPDUs per skb, bad lengths, bad CRC, bad headers); and
+ * the QP state machine's transitions.
  * Load siw.ko first, then this module; results in debugfs/kunit.
  */
 #include <kunit/test.h>
 #include <linux/module.h>
 #include <linux/crc32c.h>
 #include <linux/string.h>
+#include <linux/skbuff.h>
+#include <linux/percpu.h>
 
 #include "siw.h"
 
@@ -88,7 +93,7 @@ static void siw_test_segmentation(struct kunit *test)
 
 	for (i = 0; i < ARRAY_SIZE(mss); i++) {
 		for (j = 0; j < ARRAY_SIZE(len); j++) {
-			u32 hlen = siw_ddp_hdr_len(RDMAP_WRITE);
+			u32 hlen = siw_op_table[RDMAP_WRITE].hdr_len;
 			u32 max = mpa_seg_max(mss[i], hlen);
 			u32 off = 0, n = 0;
 
@@ -150,54 +155,159 @@ static void siw_test_hdr_sizes(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sizeof(struct iwarp_read_req), 48UL);
 	KUNIT_EXPECT_EQ(test, sizeof(struct iwarp_terminate), 24UL);
 	KUNIT_EXPECT_EQ(test, sizeof(struct mpa_rr), 20UL);
-	KUNIT_EXPECT_EQ(test, siw_ddp_hdr_len(RDMAP_WRITE), 14U);
-	KUNIT_EXPECT_EQ(test, siw_ddp_hdr_len(RDMAP_READ_RESP), 14U);
-	KUNIT_EXPECT_EQ(test, siw_ddp_hdr_len(RDMAP_SEND), 18U);
-	KUNIT_EXPECT_EQ(test, siw_ddp_hdr_len(RDMAP_TERMINATE), 18U);
-	KUNIT_EXPECT_EQ(test, siw_ddp_hdr_len(RDMAP_READ_REQ), 46U);
+}
+
+/*
+ * The opcode table against RFC 5040: opcodes (4.1, table 4), buffer
+ * model and queue numbers (5.1: QN 0 Send, 1 Read Request, 2
+ * Terminate), header sizes (RFC 5041 4.2/4.3 plus the RDMAP bodies of
+ * 4.4 and 4.8), solicited and invalidate semantics (4.3, 4.7).
+ */
+static void siw_test_op_table(struct kunit *test)
+{
+	static const struct {
+		u8 opcode;
+		bool tagged;
+		u8 qn;
+		u8 hdr_len;
+		bool se;
+		bool inv;
+	} rfc[] = {
+		{ RDMAP_WRITE, true, 0, 14, false, false },
+		{ RDMAP_READ_REQ, false, 1, 46, false, false },
+		{ RDMAP_READ_RESP, true, 0, 14, false, false },
+		{ RDMAP_SEND, false, 0, 18, false, false },
+		{ RDMAP_SEND_INVAL, false, 0, 18, false, true },
+		{ RDMAP_SEND_SE, false, 0, 18, true, false },
+		{ RDMAP_SEND_SE_INVAL, false, 0, 18, true, true },
+		{ RDMAP_TERMINATE, false, 2, 22, false, false },
+	};
+	struct iwarp_ctrl c;
+	unsigned int i;
+
+	KUNIT_EXPECT_EQ(test, ARRAY_SIZE(rfc), (size_t)RDMAP_NUM_OPCODES);
+	for (i = 0; i < ARRAY_SIZE(rfc); i++) {
+		const struct siw_op *op = &siw_op_table[rfc[i].opcode];
+
+		KUNIT_EXPECT_EQ(test, rfc[i].opcode, i);
+		KUNIT_EXPECT_EQ(test, op->opcode, rfc[i].opcode);
+		KUNIT_EXPECT_NOT_NULL(test, op->name);
+		KUNIT_EXPECT_EQ(test, op->tagged, rfc[i].tagged);
+		if (!op->tagged)
+			KUNIT_EXPECT_EQ(test, op->qn, rfc[i].qn);
+		KUNIT_EXPECT_EQ(test, op->hdr_len, rfc[i].hdr_len);
+		KUNIT_EXPECT_EQ(test, op->solicited, rfc[i].se);
+		KUNIT_EXPECT_EQ(test, op->invalidates, rfc[i].inv);
+		KUNIT_EXPECT_EQ(test, op->var_len, i == RDMAP_TERMINATE);
+		KUNIT_EXPECT_NOT_NULL(test, op->rx_hdr);
+		KUNIT_EXPECT_NOT_NULL(test, op->rx_done);
+
+		/* the receive lookup finds it only with the right T bit */
+		c.ddp_rdmap = iwarp_mk_ctrl(i, rfc[i].tagged, true);
+		KUNIT_EXPECT_PTR_EQ(test, siw_rx_op_of(&c), op);
+		c.ddp_rdmap = iwarp_mk_ctrl(i, !rfc[i].tagged, true);
+		KUNIT_EXPECT_NULL(test, siw_rx_op_of(&c));
+	}
+	for (i = RDMAP_NUM_OPCODES; i < 16; i++) {
+		c.ddp_rdmap = iwarp_mk_ctrl(i, false, true);
+		KUNIT_EXPECT_NULL(test, siw_rx_op_of(&c));
+		c.ddp_rdmap = iwarp_mk_ctrl(i, true, true);
+		KUNIT_EXPECT_NULL(test, siw_rx_op_of(&c));
+	}
 }
 
 static void siw_test_tagged_hdr(struct kunit *test)
 {
 	static const u8 want[] = {
-		0x04, 0x02,		/* ULPDU 14 + 1012 */
 		0xc1, 0x40,		/* T L DV=1 RV=1 Write */
 		0x12, 0x34, 0x56, 0x78,	/* STag */
 		0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x10, 0x64, /* TO */
 	};
-	struct siw_tx *tx = kunit_kzalloc(test, sizeof(*tx), GFP_KERNEL);
+	struct siw_ddp_tx *d = kunit_kzalloc(test, sizeof(*d), GFP_KERNEL);
+	struct siw_rdmap_tx *m = kunit_kzalloc(test, sizeof(*m), GFP_KERNEL);
+	const struct siw_op *op = &siw_op_table[RDMAP_WRITE];
 
-	KUNIT_ASSERT_NOT_NULL(test, tx);
-	tx->op = RDMAP_WRITE;
-	tx->stag = 0x12345678;
-	tx->to = 0x100001000ULL;
-	tx->msg_off = 100;
-	siw_ddp_tx_hdr(tx, 1012, true);
-	KUNIT_EXPECT_EQ(test, tx->hdr_len, sizeof(want));
-	KUNIT_EXPECT_MEMEQ(test, tx->hdr, want, sizeof(want));
+	KUNIT_ASSERT_NOT_NULL(test, d);
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	m->op = op;
+	m->stag = 0x12345678;
+	m->to = 0x100001000ULL;
+	m->len = 100;
+	siw_ddp_tx_begin(d, op);
+	d->off = 100;		/* the message's tail: no payload left */
+	KUNIT_ASSERT_EQ(test, siw_ddp_tx_segment(d, op, m, 1024), 0);
+	KUNIT_EXPECT_EQ(test, d->hdr_len, sizeof(want));
+	KUNIT_EXPECT_TRUE(test, d->last);
+	KUNIT_EXPECT_MEMEQ(test, d->hdr + MPA_HDR_SIZE, want, sizeof(want));
+	KUNIT_EXPECT_TRUE(test, siw_ddp_tx_advance(d, m));
 }
 
 static void siw_test_untagged_hdr(struct kunit *test)
 {
 	static const u8 want[] = {
-		0x00, 0x1a,		/* ULPDU 18 + 8 */
-		0x01, 0x46,		/* DV=1 RV=1 Send+SE+Inval, not last */
+		0x41, 0x46,		/* L DV=1 RV=1 Send+SE+Inval */
 		0xca, 0xfe, 0xf0, 0x0d,	/* STag to invalidate */
 		0x00, 0x00, 0x00, 0x00,	/* QN 0 */
-		0x00, 0x00, 0x00, 0x07,	/* MSN */
-		0x00, 0x00, 0x10, 0x00,	/* MO */
+		0x00, 0x00, 0x00, 0x02,	/* MSN: the second Send */
+		0x00, 0x00, 0x00, 0x00,	/* MO */
 	};
-	struct siw_tx *tx = kunit_kzalloc(test, sizeof(*tx), GFP_KERNEL);
+	struct siw_ddp_tx *d = kunit_kzalloc(test, sizeof(*d), GFP_KERNEL);
+	struct siw_rdmap_tx *m = kunit_kzalloc(test, sizeof(*m), GFP_KERNEL);
+	const struct siw_op *op = &siw_op_table[RDMAP_SEND_SE_INVAL];
 
-	KUNIT_ASSERT_NOT_NULL(test, tx);
-	tx->op = RDMAP_SEND_SE_INVAL;
-	tx->inval = 0xcafef00d;
-	tx->qn = DDP_QN_SEND;
-	tx->msn = 7;
-	tx->msg_off = 4096;
-	siw_ddp_tx_hdr(tx, 8, false);
-	KUNIT_EXPECT_EQ(test, tx->hdr_len, sizeof(want));
-	KUNIT_EXPECT_MEMEQ(test, tx->hdr, want, sizeof(want));
+	KUNIT_ASSERT_NOT_NULL(test, d);
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	m->op = op;
+	m->inval = 0xcafef00d;
+	siw_ddp_tx_begin(d, op);	/* MSN 1 */
+	siw_ddp_tx_begin(d, op);	/* MSN 2 */
+	KUNIT_ASSERT_EQ(test, siw_ddp_tx_segment(d, op, m, 1024), 0);
+	KUNIT_EXPECT_EQ(test, d->hdr_len, sizeof(want));
+	KUNIT_EXPECT_MEMEQ(test, d->hdr + MPA_HDR_SIZE, want, sizeof(want));
+	/* a Read Request has its own queue and sequence */
+	siw_ddp_tx_begin(d, &siw_op_table[RDMAP_READ_REQ]);
+	KUNIT_EXPECT_EQ(test, d->msn, 1U);
+}
+
+/* One FPDU framed by MPA: length, header, pad and a CRC32c of it all. */
+static void siw_test_mpa_frame(struct kunit *test)
+{
+	struct siw_ddp_tx *d = kunit_kzalloc(test, sizeof(*d), GFP_KERNEL);
+	struct siw_mpa_tx *m = kunit_kzalloc(test, sizeof(*m), GFP_KERNEL);
+	struct siw_rdmap_tx *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	const struct siw_op *op = &siw_op_table[RDMAP_READ_REQ];
+	u8 wire[128];
+	u32 n = 0, crc;
+	__le32 got;
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, d);
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	r->op = op;
+	memset(r->body, 0xab, sizeof(struct iwarp_read_req_body));
+	r->body_len = sizeof(struct iwarp_read_req_body);
+	siw_ddp_tx_begin(d, op);
+	KUNIT_ASSERT_EQ(test, siw_ddp_tx_segment(d, op, r, 1024), 0);
+	KUNIT_EXPECT_EQ(test, d->hdr_len, op->hdr_len);
+	KUNIT_EXPECT_TRUE(test, siw_mpa_tx_room(m, d));
+	siw_mpa_tx_frame(m, d, true, NULL);
+	KUNIT_EXPECT_EQ(test, m->nfpdu, 1U);
+	for (i = 0; i < m->niov; i++) {
+		const struct bio_vec *bv = &m->iov[i];
+
+		KUNIT_ASSERT_LE(test, n + bv->bv_len, (u32)sizeof(wire));
+		memcpy(wire + n, page_address(bv->bv_page) + bv->bv_offset,
+		       bv->bv_len);
+		n += bv->bv_len;
+	}
+	KUNIT_EXPECT_EQ(test, n, m->len);
+	/* 2 + 46 = 48: no pad, then the CRC */
+	KUNIT_EXPECT_EQ(test, n, 2U + 46U + 4U);
+	KUNIT_EXPECT_EQ(test, (wire[0] << 8) | wire[1], 46);
+	crc = crc32c(~0U, wire, n - 4);
+	memcpy(&got, wire + n - 4, 4);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(got), ~crc);
 }
 
 /* ----------------------------------------------------- STag bounds */
@@ -369,6 +479,477 @@ static void siw_test_zc_release_order(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, siw_zc_mark_released(ctx, U32_MAX - 1), 0U);
 }
 
+/* -------------------------------------------------- receive engine */
+
+/*
+ * A QP without a device or socket, enough for the RX engine: a DMA MR
+ * over a buffer with guard bytes on both sides, a kernel RQ and CQ.
+ */
+#define RXT_BUF		4096
+#define RXT_GUARD	64
+#define RXT_STAG	0x00000a07	/* index 0xa, key 7 */
+
+struct rxt {
+	struct siw_device *sdev;
+	struct siw_qp *qp;
+	struct siw_cq *cq;
+	struct siw_mr *mr;
+	struct ib_pd *pd;
+	u8 *mem;			/* guard, buffer, guard */
+	u8 *buf;
+	u8 stream[2048];
+	u32 len;
+};
+
+static void rxt_tx_work(struct work_struct *w)
+{
+	siw_qp_put(container_of(w, struct siw_qp, tx_work));
+}
+
+static void rxt_exit(void *data)
+{
+	struct rxt *t = data;
+
+	flush_work(&t->qp->tx_work);
+	xa_erase(&t->sdev->mr_xa, RXT_STAG >> 8);
+	free_percpu(t->sdev->stats);
+}
+
+static struct rxt *rxt_new(struct kunit *test, bool crc)
+{
+	struct rxt *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+	struct siw_qp *qp;
+	struct siw_cq *cq;
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	t->sdev = kunit_kzalloc(test, sizeof(*t->sdev), GFP_KERNEL);
+	t->qp = kunit_kzalloc(test, sizeof(*t->qp), GFP_KERNEL);
+	t->cq = kunit_kzalloc(test, sizeof(*t->cq), GFP_KERNEL);
+	t->mr = kunit_kzalloc(test, sizeof(*t->mr), GFP_KERNEL);
+	t->pd = kunit_kzalloc(test, sizeof(*t->pd), GFP_KERNEL);
+	t->mem = kunit_kzalloc(test, RXT_BUF + 2 * RXT_GUARD, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, t->sdev);
+	KUNIT_ASSERT_NOT_NULL(test, t->qp);
+	KUNIT_ASSERT_NOT_NULL(test, t->cq);
+	KUNIT_ASSERT_NOT_NULL(test, t->mr);
+	KUNIT_ASSERT_NOT_NULL(test, t->pd);
+	KUNIT_ASSERT_NOT_NULL(test, t->mem);
+	memset(t->mem, 0x5a, RXT_BUF + 2 * RXT_GUARD);
+	t->buf = t->mem + RXT_GUARD;
+
+	t->sdev->stats = alloc_percpu(struct siw_stats);
+	KUNIT_ASSERT_TRUE(test, !!t->sdev->stats);
+	xa_init(&t->sdev->mr_xa);
+
+	/* the table's reference is never dropped: the test owns the MR */
+	kref_init(&t->mr->ref);
+	t->mr->sdev = t->sdev;
+	t->mr->type = SIW_MR_DMA;
+	t->mr->stag = RXT_STAG;
+	t->mr->valid = true;
+	t->mr->pd = t->pd;
+	t->mr->access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+	t->mr->va = (uintptr_t)t->buf;
+	t->mr->len = RXT_BUF;
+	KUNIT_ASSERT_EQ(test,
+			xa_err(xa_store(&t->sdev->mr_xa, RXT_STAG >> 8, t->mr,
+					GFP_KERNEL)), 0);
+
+	cq = t->cq;
+	spin_lock_init(&cq->lock);
+	cq->num_cqe = 8;
+	cq->queue = kunit_kcalloc(test, cq->num_cqe, sizeof(*cq->queue),
+				  GFP_KERNEL);
+	cq->ctrl = kunit_kzalloc(test, sizeof(*cq->ctrl), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, cq->queue);
+	KUNIT_ASSERT_NOT_NULL(test, cq->ctrl);
+
+	qp = t->qp;
+	qp->sdev = t->sdev;
+	qp->pd = t->pd;
+	qp->rcq = cq;
+	qp->scq = cq;
+	qp->base.qp_num = 1;
+	kref_init(&qp->ref);
+	init_completion(&qp->freed);
+	spin_lock_init(&qp->state_lock);
+	spin_lock_init(&qp->sq_lock);
+	spin_lock_init(&qp->rq_lock);
+	spin_lock_init(&qp->orq_lock);
+	INIT_WORK(&qp->tx_work, rxt_tx_work);
+	qp->attrs.rq_size = 4;
+	qp->attrs.rq_max_sges = 2;
+	qp->attrs.ird = 2;
+	qp->attrs.ord = 2;
+	qp->attrs.crc = crc;
+	qp->attrs.state = SIW_QP_RTS;
+	qp->recvq = kunit_kcalloc(test, qp->attrs.rq_size,
+				  sizeof(*qp->recvq), GFP_KERNEL);
+	qp->irq = kunit_kcalloc(test, 2, sizeof(*qp->irq), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, qp->recvq);
+	KUNIT_ASSERT_NOT_NULL(test, qp->irq);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rxt_exit, t), 0);
+	return t;
+}
+
+/* Back to a fresh connection: parser, rings, CQ, buffer. */
+static void rxt_reset(struct rxt *t)
+{
+	t->qp->attrs.state = SIW_QP_RTS;
+	t->qp->term_pending = false;
+	memset(&t->qp->rx, 0, sizeof(t->qp->rx));
+	memset(t->qp->recvq, 0, t->qp->attrs.rq_size * sizeof(*t->qp->recvq));
+	t->qp->rq_get = 0;
+	memset(t->cq->queue, 0, t->cq->num_cqe * sizeof(*t->cq->queue));
+	t->cq->put = 0;
+	memset(t->mem, 0x5a, RXT_BUF + 2 * RXT_GUARD);
+}
+
+static void rxt_post_recv(struct rxt *t, u32 len)
+{
+	struct siw_rqe *rqe = &t->qp->recvq[0];
+
+	rqe->id = 0x1234;
+	rqe->num_sge = 1;
+	rqe->sge[0].laddr = (uintptr_t)t->buf;
+	rqe->sge[0].length = len;
+	rqe->sge[0].lkey = RXT_STAG;
+	WRITE_ONCE(rqe->flags, SIW_WQE_VALID);
+}
+
+/* Append one FPDU to the test stream, encoded here, not by the module. */
+static void rxt_fpdu(struct rxt *t, const void *hdr, u32 hlen,
+		     const u8 *pay, u32 plen, bool crc)
+{
+	u8 *f = t->stream + t->len;
+	u32 ulpdu = hlen - MPA_HDR_SIZE + plen;
+	u32 pad = (4 - ((ulpdu + 2) & 3)) & 3;
+	__le32 c = 0;
+
+	memcpy(f, hdr, hlen);
+	f[0] = ulpdu >> 8;
+	f[1] = ulpdu & 0xff;
+	memcpy(f + hlen, pay, plen);
+	memset(f + hlen + plen, 0, pad);
+	if (crc)
+		c = cpu_to_le32(~crc32c(~0U, f, hlen + plen + pad));
+	memcpy(f + hlen + plen + pad, &c, 4);
+	t->len += hlen + plen + pad + 4;
+}
+
+static void rxt_send(struct rxt *t, const u8 *pay, u32 plen, u32 msn,
+		     u32 mo, bool last, bool crc)
+{
+	struct iwarp_untagged_hdr h = {
+		.ctrl.ddp_rdmap = iwarp_mk_ctrl(RDMAP_SEND, false, last),
+		.qn = cpu_to_be32(DDP_QN_SEND),
+		.msn = cpu_to_be32(msn),
+		.mo = cpu_to_be32(mo),
+	};
+
+	rxt_fpdu(t, &h, sizeof(h), pay, plen, crc);
+}
+
+static void rxt_write(struct rxt *t, const u8 *pay, u32 plen, u64 to,
+		      bool crc)
+{
+	struct iwarp_tagged_hdr h = {
+		.ctrl.ddp_rdmap = iwarp_mk_ctrl(RDMAP_WRITE, true, true),
+		.stag = cpu_to_be32(RXT_STAG),
+		.to = cpu_to_be64(to),
+	};
+
+	rxt_fpdu(t, &h, sizeof(h), pay, plen, crc);
+}
+
+/* Feed stream bytes [from, to) as one skb, as TCP would. */
+static void rxt_feed(struct kunit *test, struct rxt *t, u32 from, u32 to)
+{
+	read_descriptor_t desc = { .arg.data = t->qp, .count = 1 };
+	struct sk_buff *skb = alloc_skb(to - from, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	skb_put_data(skb, t->stream + from, to - from);
+	KUNIT_EXPECT_EQ(test, siw_rx_actor(&desc, skb, 0, to - from),
+			(int)(to - from));
+	kfree_skb(skb);
+}
+
+static u64 rxt_stat(struct rxt *t, enum siw_stat s)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu_ptr(t->sdev->stats, cpu)->v[s];
+	return sum;
+}
+
+static bool rxt_guards_ok(struct rxt *t)
+{
+	return !memchr_inv(t->mem, 0x5a, RXT_GUARD) &&
+	       !memchr_inv(t->buf + RXT_BUF, 0x5a, RXT_GUARD);
+}
+
+static u8 rxt_payload[300];
+
+/* A 300 byte Send in three FPDUs, checked after it was received. */
+static void rxt_three_sends(struct rxt *t, bool crc)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(rxt_payload); i++)
+		rxt_payload[i] = i * 7 + 3;
+	t->len = 0;
+	rxt_send(t, rxt_payload, 100, 1, 0, false, crc);
+	rxt_send(t, rxt_payload + 100, 100, 1, 100, false, crc);
+	rxt_send(t, rxt_payload + 200, 100, 1, 200, true, crc);
+}
+
+static void rxt_expect_received(struct kunit *test, struct rxt *t)
+{
+	struct siw_cqe *cqe = &t->cq->queue[0];
+
+	KUNIT_EXPECT_EQ(test, t->qp->rx.state, SIW_RX_HDR);
+	KUNIT_EXPECT_TRUE(test, cqe->flags & SIW_WQE_VALID);
+	KUNIT_EXPECT_EQ(test, cqe->id, 0x1234ULL);
+	KUNIT_EXPECT_EQ(test, cqe->bytes, (u32)sizeof(rxt_payload));
+	KUNIT_EXPECT_EQ(test, cqe->status, (u8)IB_WC_SUCCESS);
+	KUNIT_EXPECT_MEMEQ(test, t->buf, rxt_payload, sizeof(rxt_payload));
+	KUNIT_EXPECT_EQ(test, t->buf[sizeof(rxt_payload)], 0x5a);
+	KUNIT_EXPECT_TRUE(test, rxt_guards_ok(t));
+	KUNIT_EXPECT_FALSE(test, t->qp->term_pending);
+}
+
+/* Several FPDUs in one skb, with and without CRC. */
+static void siw_test_rx_whole(struct kunit *test)
+{
+	int crc;
+
+	for (crc = 0; crc < 2; crc++) {
+		struct rxt *t = rxt_new(test, crc);
+
+		rxt_post_recv(t, 1000);
+		rxt_three_sends(t, crc);
+		rxt_feed(test, t, 0, t->len);
+		rxt_expect_received(test, t);
+		KUNIT_EXPECT_EQ(test, rxt_stat(t, SIW_STAT_RX_FPDU), 3ULL);
+	}
+}
+
+/* The same stream split into two skbs at every byte boundary. */
+static void siw_test_rx_split(struct kunit *test)
+{
+	struct rxt *t = rxt_new(test, true);
+	u32 cut;
+
+	rxt_three_sends(t, true);
+	for (cut = 1; cut < t->len; cut++) {
+		rxt_reset(t);
+		rxt_post_recv(t, 1000);
+		rxt_feed(test, t, 0, cut);
+		rxt_feed(test, t, cut, t->len);
+		rxt_expect_received(test, t);
+	}
+	/* and one byte at a time */
+	rxt_reset(t);
+	rxt_post_recv(t, 1000);
+	for (cut = 0; cut < t->len; cut++)
+		rxt_feed(test, t, cut, cut + 1);
+	rxt_expect_received(test, t);
+}
+
+/* A tagged Write lands exactly at its offset, nothing around it. */
+static void siw_test_rx_write(struct kunit *test)
+{
+	struct rxt *t = rxt_new(test, true);
+	u8 data[61];
+
+	memset(data, 0xc3, sizeof(data));
+	rxt_write(t, data, sizeof(data), (uintptr_t)t->buf + 1000, true);
+	rxt_feed(test, t, 0, t->len);
+	KUNIT_EXPECT_MEMEQ(test, t->buf + 1000, data, sizeof(data));
+	KUNIT_EXPECT_EQ(test, t->buf[999], 0x5a);
+	KUNIT_EXPECT_EQ(test, t->buf[1000 + sizeof(data)], 0x5a);
+	KUNIT_EXPECT_FALSE(test, t->qp->term_pending);
+	KUNIT_EXPECT_NULL(test, t->qp->rx.ddp.target.mr);
+}
+
+/* What a bad FPDU must lead to: this Terminate, no completion. */
+static void rxt_expect_term(struct kunit *test, struct rxt *t, u8 layer,
+			    u8 etype, u8 ecode, enum siw_stat counter)
+{
+	KUNIT_EXPECT_EQ(test, t->qp->rx.state, SIW_RX_DEAD);
+	KUNIT_EXPECT_TRUE(test, t->qp->term_pending);
+	KUNIT_EXPECT_EQ(test, t->qp->attrs.state, SIW_QP_TERMINATE);
+	KUNIT_EXPECT_EQ(test, t->qp->term_ctrl >> 16,
+			term_mk_ctrl(layer, etype, ecode) >> 16);
+	KUNIT_EXPECT_EQ(test, rxt_stat(t, counter), 1ULL);
+	KUNIT_EXPECT_FALSE(test, t->cq->queue[0].flags & SIW_WQE_VALID);
+	KUNIT_EXPECT_TRUE(test, rxt_guards_ok(t));
+}
+
+static void siw_test_rx_bad_crc(struct kunit *test)
+{
+	struct rxt *t = rxt_new(test, true);
+
+	rxt_post_recv(t, 1000);
+	rxt_three_sends(t, true);
+	t->stream[t->len - 10] ^= 1;	/* last FPDU's payload */
+	rxt_feed(test, t, 0, t->len);
+	rxt_expect_term(test, t, TERM_LAYER_LLP, 0, TERM_MPA_CRC,
+			SIW_STAT_RX_CRC_ERR);
+	/* the stream after the error is drained, not parsed */
+	rxt_feed(test, t, 0, t->len);
+	KUNIT_EXPECT_EQ(test, rxt_stat(t, SIW_STAT_RX_FPDU), 2ULL);
+}
+
+static void siw_test_rx_bad_headers(struct kunit *test)
+{
+	struct rxt *t = rxt_new(test, false);
+	u8 data[64] = {};
+
+	/* ULPDU shorter than the Send header */
+	rxt_send(t, NULL, 0, 1, 0, true, false);
+	t->stream[1] = 4;
+	rxt_feed(test, t, 0, t->len);
+	rxt_expect_term(test, t, TERM_LAYER_LLP, 0, TERM_MPA_FRAME,
+			SIW_STAT_RX_PROTO_ERR);
+
+	/* a message longer than the receive buffer */
+	rxt_reset(t);
+	t->len = 0;
+	rxt_post_recv(t, 16);
+	rxt_send(t, data, sizeof(data), 1, 0, true, false);
+	rxt_feed(test, t, 0, t->len);
+	KUNIT_EXPECT_EQ(test, t->qp->term_ctrl >> 16,
+			term_mk_ctrl(TERM_LAYER_DDP, TERM_DDP_ETYPE_UNTAGGED,
+				     TERM_DDP_U_MSG_TOO_LONG) >> 16);
+	KUNIT_EXPECT_EQ(test, t->buf[0], 0x5a);
+
+	/* wrong MSN */
+	rxt_reset(t);
+	t->len = 0;
+	rxt_post_recv(t, 100);
+	rxt_send(t, data, 8, 2, 0, true, false);
+	rxt_feed(test, t, 0, t->len);
+	KUNIT_EXPECT_EQ(test, t->qp->term_ctrl >> 16,
+			term_mk_ctrl(TERM_LAYER_DDP, TERM_DDP_ETYPE_UNTAGGED,
+				     TERM_DDP_U_INV_MSN_RANGE) >> 16);
+
+	/* unknown opcode 9 */
+	rxt_reset(t);
+	t->len = 0;
+	rxt_send(t, data, 8, 1, 0, true, false);
+	t->stream[3] = (t->stream[3] & 0xf0) | 9;
+	rxt_feed(test, t, 0, t->len);
+	KUNIT_EXPECT_EQ(test, t->qp->term_ctrl >> 16,
+			term_mk_ctrl(TERM_LAYER_RDMAP,
+				     TERM_RDMAP_ETYPE_REMOTE_OP,
+				     TERM_RDMAP_OPCODE) >> 16);
+
+	/* DDP version 2 */
+	rxt_reset(t);
+	t->len = 0;
+	rxt_send(t, data, 8, 1, 0, true, false);
+	t->stream[2] = (t->stream[2] & ~0x03) | 0x02;
+	rxt_feed(test, t, 0, t->len);
+	KUNIT_EXPECT_EQ(test, t->qp->term_ctrl >> 16,
+			term_mk_ctrl(TERM_LAYER_DDP, TERM_DDP_ETYPE_UNTAGGED,
+				     TERM_DDP_U_VERSION) >> 16);
+
+	/* Write outside the MR, by one byte */
+	rxt_reset(t);
+	t->len = 0;
+	rxt_write(t, data, 8, (uintptr_t)t->buf + RXT_BUF - 7, false);
+	rxt_feed(test, t, 0, t->len);
+	KUNIT_EXPECT_EQ(test, t->qp->term_ctrl >> 16,
+			term_mk_ctrl(TERM_LAYER_DDP, TERM_DDP_ETYPE_TAGGED,
+				     TERM_DDP_T_BASE_BOUNDS) >> 16);
+	KUNIT_EXPECT_TRUE(test, rxt_guards_ok(t));
+	KUNIT_EXPECT_EQ(test, t->buf[RXT_BUF - 7], 0x5a);
+
+	/* a Terminate longer than anything we quote */
+	rxt_reset(t);
+	t->len = 0;
+	rxt_send(t, data, 8, 1, 0, true, false);
+	t->stream[3] = (t->stream[3] & 0xf0) | RDMAP_TERMINATE;
+	t->stream[0] = 0xff;
+	t->stream[1] = 0xff;
+	rxt_feed(test, t, 0, t->len);
+	KUNIT_EXPECT_EQ(test, t->qp->term_ctrl >> 16,
+			term_mk_ctrl(TERM_LAYER_LLP, 0, TERM_MPA_FRAME) >> 16);
+}
+
+/* ------------------------------------------------ QP state machine */
+
+static void siw_test_qp_states(struct kunit *test)
+{
+	struct rxt *t = rxt_new(test, false);
+	struct siw_llp_params p = { .ird = 4, .ord = 4 };
+	struct siw_qp *qp = t->qp;
+
+	qp->attrs.state = SIW_QP_IDLE;
+	qp->attrs.sq_size = 4;
+	qp->sendq = kunit_kcalloc(test, 4, sizeof(*qp->sendq), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, qp->sendq);
+	qp->irq = NULL;
+	KUNIT_EXPECT_EQ(test, siw_qp_ib_state(qp), IB_QPS_INIT);
+
+	KUNIT_ASSERT_EQ(test, siw_qp_to_rts(qp, &p), 0);
+	KUNIT_EXPECT_EQ(test, qp->attrs.state, SIW_QP_RTS);
+	KUNIT_EXPECT_EQ(test, siw_qp_ib_state(qp), IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(test, qp->attrs.ird, 4U);
+	/* only an idle QP connects */
+	KUNIT_EXPECT_EQ(test, siw_qp_to_rts(qp, &p), -EINVAL);
+
+	siw_qp_close_graceful(qp);
+	KUNIT_EXPECT_EQ(test, qp->attrs.state, SIW_QP_CLOSING);
+	KUNIT_EXPECT_EQ(test, siw_qp_ib_state(qp), IB_QPS_SQD);
+
+	siw_term_set(qp, TERM_LAYER_RDMAP, TERM_RDMAP_ETYPE_REMOTE_OP,
+		     TERM_RDMAP_OPCODE, NULL, 0);
+	KUNIT_EXPECT_EQ(test, qp->attrs.state, SIW_QP_TERMINATE);
+	KUNIT_EXPECT_TRUE(test, qp->term_pending);
+	KUNIT_EXPECT_EQ(test, siw_qp_ib_state(qp), IB_QPS_SQE);
+
+	siw_qp_to_error(qp);
+	KUNIT_EXPECT_EQ(test, qp->attrs.state, SIW_QP_ERROR);
+	KUNIT_EXPECT_EQ(test, siw_qp_ib_state(qp), IB_QPS_ERR);
+	/* only the first error is reported */
+	qp->term_pending = false;
+	siw_term_set(qp, TERM_LAYER_DDP, 0, 0, NULL, 0);
+	KUNIT_EXPECT_FALSE(test, qp->term_pending);
+	KUNIT_EXPECT_EQ(test, qp->attrs.state, SIW_QP_ERROR);
+
+	flush_work(&qp->tx_work);
+	siw_qp_free(qp);
+}
+
+static struct kunit_case siw_rx_cases[] = {
+	KUNIT_CASE(siw_test_rx_whole),
+	KUNIT_CASE(siw_test_rx_split),
+	KUNIT_CASE(siw_test_rx_write),
+	KUNIT_CASE(siw_test_rx_bad_crc),
+	KUNIT_CASE(siw_test_rx_bad_headers),
+	{}
+};
+
+static struct kunit_suite siw_rx_suite = {
+	.name = "siw_rx_parser",
+	.test_cases = siw_rx_cases,
+};
+
+static struct kunit_case siw_qp_cases[] = {
+	KUNIT_CASE(siw_test_qp_states),
+	{}
+};
+
+static struct kunit_suite siw_qp_suite = {
+	.name = "siw_qp_state",
+	.test_cases = siw_qp_cases,
+};
+
 static struct kunit_case siw_mpa_cases[] = {
 	KUNIT_CASE(siw_test_mpa_pad),
 	KUNIT_CASE(siw_test_crc32c_vectors),
@@ -378,30 +959,42 @@ static struct kunit_case siw_mpa_cases[] = {
 	KUNIT_CASE(siw_test_mpa_decode),
 	KUNIT_CASE(siw_test_mpa_crc_decide),
 	KUNIT_CASE(siw_test_mpa_irdord),
-	KUNIT_CASE(siw_test_zc_release_order),
 	{}
 };
 
 static struct kunit_suite siw_mpa_suite = {
-	.name = "siw_mpa",
+	.name = "siw_mpa_framing",
 	.test_cases = siw_mpa_cases,
+};
+
+static struct kunit_case siw_zc_cases[] = {
+	KUNIT_CASE(siw_test_zc_release_order),
+	{}
+};
+
+static struct kunit_suite siw_zc_suite = {
+	.name = "siw_zcopy_release",
+	.test_cases = siw_zc_cases,
 };
 
 static struct kunit_case siw_ddp_cases[] = {
 	KUNIT_CASE(siw_test_ctrl_bits),
 	KUNIT_CASE(siw_test_hdr_sizes),
+	KUNIT_CASE(siw_test_op_table),
 	KUNIT_CASE(siw_test_tagged_hdr),
 	KUNIT_CASE(siw_test_untagged_hdr),
+	KUNIT_CASE(siw_test_mpa_frame),
 	KUNIT_CASE(siw_test_mr_bounds),
 	{}
 };
 
 static struct kunit_suite siw_ddp_suite = {
-	.name = "siw_ddp",
+	.name = "siw_ddp_rdmap_headers",
 	.test_cases = siw_ddp_cases,
 };
 
-kunit_test_suites(&siw_mpa_suite, &siw_ddp_suite);
+kunit_test_suites(&siw_mpa_suite, &siw_ddp_suite, &siw_zc_suite,
+		  &siw_rx_suite, &siw_qp_suite);
 
 MODULE_DESCRIPTION("KUnit tests for siw protocol logic");
 MODULE_LICENSE("Dual BSD/GPL");

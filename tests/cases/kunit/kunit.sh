@@ -19,7 +19,8 @@ insmod "$ko"
 on_exit rmmod siw_kunit
 
 total=0 bad=0
-for suite in siw_mpa siw_ddp; do
+for suite in siw_mpa_framing siw_ddp_rdmap_headers siw_zcopy_release siw_rx_parser \
+	siw_qp_state; do
 	res=/sys/kernel/debug/kunit/$suite/results
 	[[ -r $res ]] || fail "no KUnit results for suite $suite"
 	cat "$res"

@@ -280,6 +280,15 @@ interop_main() {
 	io_wire_check 1 || true
 	io_datacheck datacheck-crc $((p + 9)) "$(scale 150 25)" "$(scale 1048576 65536)" 2202
 	((dbg)) || io_perf ib_write_bw $((p + 10)) -s 65536 -n 100
+	# 5. FPDUs larger than the MSS (fpdu_max, ours only): the reference
+	# must parse them, CRC still on
+	if [[ $IO_SIDE == ours ]]; then
+		echo 65000 >/sys/module/siw/parameters/fpdu_max
+		on_exit "[ -w /sys/module/siw/parameters/fpdu_max ] && echo 0 >/sys/module/siw/parameters/fpdu_max"
+		io_log "fpdu_max=$(cat /sys/module/siw/parameters/fpdu_max)"
+	fi
+	pair_barrier fpdu-max 120
+	io_datacheck datacheck-bigfpdu $((p + 11)) "$(scale 100 20)" "$(scale 1048576 65536)" 3303
 	dmesg_problems_since "$IO_MARK"
 	io_leak_check
 	if ((${#IO_FAILS[@]})); then

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * siw: the transmit engine, the one owner of a QP's transmit state.
+ *
+ * It picks what goes next (an MPA v2 ready-to-receive message, a Read
+ * Response, a Terminate or the next send queue work request), has RDMAP
+ * turn it into a message, then builds FPDUs in one pass down the layers:
+ * DDP cuts the next segment, MPA frames it into the batch; the batch goes
+ * to TCP in one socket call. A message completes once all of its FPDUs
+ * are queued to TCP (or, zero-copy, once TCP released its pages).
+ *
+ * It runs from the QP's TX work (siw_qp_schedule_tx()) or inline from a
+ * user doorbell (siw_tx_now()), one at a time under tx_mutex, and never
+ * blocks on the socket: a full socket ends the run, sk_write_space
+ * schedules the next.
+ */
+#include <linux/slab.h>
+#include <net/tcp.h>
+
+#include "siw.h"
+
+#define SIW_TX_BUDGET		64	/* batches per TX work run */
+#define SIW_TX_INLINE_BUDGET	16	/* ... per doorbell */
+
+static void siw_tx_fail(struct siw_qp *qp, struct siw_wqe *wqe,
+			enum ib_wc_status status)
+{
+	siw_sq_complete(qp, wqe, status, 0);
+	siw_qp_event(qp, IB_EVENT_QP_FATAL);
+	siw_qp_to_error(qp);
+}
+
+/* Local invalidate / fast register: no message, completes right here. */
+static int siw_tx_local_op(struct siw_qp *qp, struct siw_wqe *wqe)
+{
+	struct siw_sqe *sqe = &wqe->sqe;
+	int rv;
+
+	if (sqe->opcode == SIW_OP_INVAL_STAG)
+		rv = siw_mr_invalidate(qp->sdev, sqe->rkey, qp->pd, false) ?
+		     -EINVAL : 0;
+	else
+		rv = siw_mr_fast_reg(qp->sdev,
+				     (struct ib_mr *)(uintptr_t)sqe->base_mr,
+				     sqe->rkey, (int)sqe->access);
+	siw_sq_complete(qp, wqe, rv ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS, 0);
+	return rv;
+}
+
+/* Take the next work request off the SQ and start its message. */
+static int siw_tx_start_sqe(struct siw_qp *qp)
+{
+	struct siw_wqe *wqe = &qp->tx.sq_wqe;
+	struct siw_sqe *sqe = &wqe->sqe;
+	int rv;
+
+	rv = siw_sqe_fetch(qp, wqe, false);
+	if (rv == -ENOENT || rv == -EBUSY)
+		return rv;
+	if (rv) {
+		wqe->active = true;
+		siw_tx_fail(qp, wqe, wqe->status);
+		return -EINVAL;
+	}
+	if (sqe->opcode == SIW_OP_INVAL_STAG || sqe->opcode == SIW_OP_REG_MR) {
+		if (siw_tx_local_op(qp, wqe)) {
+			siw_qp_to_error(qp);
+			return -EINVAL;
+		}
+		return -EAGAIN;		/* nothing to send: next one */
+	}
+	/* a Read writes its local sink */
+	rv = siw_wqe_resolve(qp, wqe, sqe->opcode == SIW_OP_READ ||
+			     sqe->opcode == SIW_OP_READ_LOCAL_INV);
+	if (rv != IB_WC_SUCCESS) {
+		siw_tx_fail(qp, wqe, rv);
+		return -EINVAL;
+	}
+	return siw_rdmap_tx_start(qp, wqe);
+}
+
+/* What goes next. Return: 0 with a message started, else why not. */
+static int siw_tx_pick(struct siw_qp *qp)
+{
+	int rv;
+
+	if (qp->rtr_pending) {
+		siw_rdmap_tx_rtr(qp);
+		return 0;
+	}
+	rv = siw_rdmap_tx_rresp(qp);
+	if (rv != -ENOENT)
+		return rv;
+	return siw_tx_start_sqe(qp);
+}
+
+/* A message is set up in tx.rdmap: segment it from the start. */
+static void siw_tx_begin(struct siw_qp *qp)
+{
+	struct siw_tx *tx = &qp->tx;
+
+	/* a message given up for a Terminate lets go of its pages */
+	siw_zc_end(tx->zc);
+	siw_ddp_tx_begin(&tx->ddp, tx->rdmap.op);
+	tx->zc = tx->rdmap.op->tagged || tx->rdmap.op->qn == DDP_QN_SEND ?
+		 siw_zc_begin(qp, tx->rdmap.len) : NULL;
+	tx->active = true;
+}
+
+/**
+ * siw_tx_fill - frame FPDUs of the active message into the batch
+ * @qp: the QP
+ *
+ * Stops when the message is framed completely or the batch is full.
+ * Return: 0 or -EFAULT if the payload is not accessible.
+ */
+static int siw_tx_fill(struct siw_qp *qp)
+{
+	struct siw_tx *tx = &qp->tx;
+	const struct siw_op *op = tx->rdmap.op;
+	u32 seg_max = siw_tx_seg_max(qp, op);
+	int rv;
+
+	do {
+		rv = siw_ddp_tx_segment(&tx->ddp, op, &tx->rdmap, seg_max);
+		if (rv)
+			return rv;
+		if (!siw_mpa_tx_room(&tx->mpa, &tx->ddp))
+			break;
+		siw_mpa_tx_frame(&tx->mpa, &tx->ddp, qp->attrs.crc,
+				 siw_zc_ubuf(tx->zc));
+		if (siw_ddp_tx_advance(&tx->ddp, &tx->rdmap))
+			tx->active = false;
+	} while (tx->active);
+	tx->busy = true;
+	return 0;
+}
+
+/* All of the message is queued to TCP: complete it. */
+static void siw_tx_msg_done(struct siw_qp *qp)
+{
+	struct siw_tx *tx = &qp->tx;
+
+	/* a zero-copy message's completion waits for its release */
+	if (tx->rdmap.wqe == &tx->sq_wqe)
+		siw_sq_complete(qp, &tx->sq_wqe, IB_WC_SUCCESS, tx->rdmap.len);
+	siw_rdmap_tx_done(qp);
+	siw_zc_end(tx->zc);
+	tx->zc = NULL;
+}
+
+/* Flush what the transmitter owns: its current WQE, then the rings. */
+static void siw_tx_flush(struct siw_qp *qp)
+{
+	struct siw_tx *tx = &qp->tx;
+
+	siw_qp_flush_orq(qp);
+	if (tx->sq_wqe.active)
+		siw_sq_complete(qp, &tx->sq_wqe, IB_WC_WR_FLUSH_ERR, 0);
+	siw_sq_done_flush(qp);
+	siw_zc_end(tx->zc);
+	tx->zc = NULL;
+	siw_rdmap_tx_flush(qp);
+	siw_mpa_tx_reset(&tx->mpa);
+	tx->active = false;
+	tx->busy = false;
+	tx->term_busy = false;
+	siw_qp_flush_sq(qp);
+}
+
+/* The batch went into the socket completely. Return: stop running. */
+static bool siw_tx_pushed(struct siw_qp *qp)
+{
+	struct siw_tx *tx = &qp->tx;
+
+	tx->busy = false;
+	if (tx->term_busy) {
+		tx->term_busy = false;
+		qp->term_sent = true;
+		siw_stat_inc(qp->sdev, SIW_STAT_TERM_TX);
+		siw_qp_to_error(qp);
+		return true;
+	}
+	if (!tx->active)
+		siw_tx_msg_done(qp);
+	return false;
+}
+
+/* Nothing of ours is in flight any more: a closing QP may close. */
+static bool siw_tx_all_done(struct siw_qp *qp)
+{
+	bool idle;
+
+	spin_lock_bh(&qp->orq_lock);
+	idle = qp->orq_get == qp->orq_put &&
+	       !READ_ONCE(qp->rx.rdmap.rresp.active);
+	spin_unlock_bh(&qp->orq_lock);
+	return idle;
+}
+
+/* One step of the engine. Return: 0 to go on, else stop. */
+static int siw_tx_step(struct siw_qp *qp, enum siw_qp_state state)
+{
+	struct siw_tx *tx = &qp->tx;
+	int rv;
+
+	if (tx->busy) {
+		rv = siw_mpa_tx_push(qp, &tx->mpa, tx->active);
+		if (rv == -EAGAIN)
+			return rv;
+		if (rv) {
+			siw_dbg(qp->sdev, "QP %u: send error %d\n", qp_id(qp),
+				rv);
+			siw_qp_to_error(qp);
+			return rv;
+		}
+		return siw_tx_pushed(qp) ? -ESHUTDOWN : 0;
+	}
+	if (state == SIW_QP_TERMINATE) {
+		if (!qp->term_pending)
+			return -ESHUTDOWN;
+		siw_rdmap_tx_term(qp);
+		siw_tx_begin(qp);
+		tx->term_busy = true;
+	}
+	if (tx->active) {
+		rv = siw_tx_fill(qp);
+		if (rv) {
+			siw_err(qp->sdev, "QP %u: payload not accessible\n",
+				qp_id(qp));
+			if (tx->rdmap.wqe == &tx->sq_wqe)
+				siw_tx_fail(qp, &tx->sq_wqe,
+					    IB_WC_LOC_PROT_ERR);
+			else
+				siw_qp_to_error(qp);
+		}
+		return rv;
+	}
+	if (READ_ONCE(qp->tx_hold))
+		return -EBUSY;
+	rv = siw_tx_pick(qp);
+	if (!rv)
+		siw_tx_begin(qp);
+	else if (rv == -EAGAIN)
+		rv = 0;
+	else if (rv == -ENOENT && state == SIW_QP_CLOSING &&
+		 !qp->close_sent && siw_tx_all_done(qp))
+		siw_qp_sq_drained(qp);
+	return rv;
+}
+
+static void siw_tx_run(struct siw_qp *qp, int budget)
+{
+	/* completions that waited for zero-copy releases */
+	siw_sq_done_report(qp);
+
+	while (budget--) {
+		enum siw_qp_state state = READ_ONCE(qp->attrs.state);
+
+		if (state == SIW_QP_ERROR) {
+			siw_tx_flush(qp);
+			return;
+		}
+		if (state == SIW_QP_IDLE || !qp->sock)
+			return;
+		if (siw_tx_step(qp, state))
+			return;
+	}
+	/* let others run; come back */
+	siw_qp_schedule_tx(qp);
+}
+
+static void siw_tx_work(struct work_struct *w)
+{
+	struct siw_qp *qp = container_of(w, struct siw_qp, tx_work);
+
+	mutex_lock(&qp->tx_mutex);
+	siw_tx_run(qp, SIW_TX_BUDGET);
+	mutex_unlock(&qp->tx_mutex);
+	siw_qp_put(qp);
+}
+
+/**
+ * siw_tx_now - transmit from the caller's context
+ * @qp: the QP; caller may sleep (the user QP doorbell)
+ *
+ * Saves the hand-over to the TX work on the latency path: a small message
+ * is framed and queued to TCP before the doorbell returns. While the work
+ * (or another caller) transmits, or after SIW_TX_INLINE_BUDGET steps, the
+ * rest is left to the work.
+ */
+void siw_tx_now(struct siw_qp *qp)
+{
+	if (!mutex_trylock(&qp->tx_mutex)) {
+		siw_qp_schedule_tx(qp);
+		return;
+	}
+	siw_tx_run(qp, SIW_TX_INLINE_BUDGET);
+	mutex_unlock(&qp->tx_mutex);
+}
+
+/* A new QP: its transmitter and zero-copy bookkeeping. */
+int siw_tx_init(struct siw_qp *qp)
+{
+	INIT_WORK(&qp->tx_work, siw_tx_work);
+	mutex_init(&qp->tx_mutex);
+	return siw_zc_ctx_create(qp);
+}
+
+/*
+ * The QP is being destroyed and no TX work is left: flush what the
+ * transmitter still holds. TCP may release zero-copy pages later: that
+ * no longer reaches the QP.
+ */
+void siw_tx_fini(struct siw_qp *qp)
+{
+	siw_zc_ctx_detach(qp);
+	siw_tx_flush(qp);
+	siw_zc_ctx_free(qp);
+}
