@@ -151,8 +151,9 @@ int siw_qp_to_rts(struct siw_qp *qp, const struct siw_llp_params *p)
 {
 	struct siw_irq_entry *irq = NULL;
 	struct siw_orq_entry *orq = NULL;
-	u32 ird = clamp_t(u32, p->ird, 1, SIW_MAX_IRD);
-	u32 ord = clamp_t(u32, p->ord, 1, SIW_MAX_ORD);
+	/* 0 is a valid answer: no RDMA Reads that way (RFC 6581 3.2) */
+	u32 ird = min_t(u32, p->ird, SIW_MAX_IRD);
+	u32 ord = min_t(u32, p->ord, SIW_MAX_ORD);
 	u32 ndone = max_t(u32, qp->attrs.sq_size, 16);
 	struct siw_sq_done *done;
 
@@ -721,7 +722,8 @@ static enum ib_wc_status siw_sqe_check(struct siw_qp *qp,
 	}
 	if (sqe->num_sge > qp->attrs.sq_max_sges)
 		return IB_WC_LOC_QP_OP_ERR;
-	if (siw_sqe_is_read(sqe) && sqe->num_sge > SIW_MAX_SGE_RD)
+	if (siw_sqe_is_read(sqe) &&
+	    (sqe->num_sge > SIW_MAX_SGE_RD || !qp->attrs.ord))
 		return IB_WC_LOC_QP_OP_ERR;
 	for (i = 0; i < sqe->num_sge; i++)
 		total += sqe->sge[i].length;
@@ -760,7 +762,9 @@ int siw_sqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe, bool flush)
 
 	spin_lock(&qp->orq_lock);
 	orq_busy = qp->orq_put != qp->reads_done;
-	orq_full = qp->orq_put - qp->orq_get >= qp->attrs.ord;
+	/* ORD 0: a Read is taken off and completes in error below */
+	orq_full = qp->attrs.ord &&
+		   qp->orq_put - qp->orq_get >= qp->attrs.ord;
 	done_full = qp->sq_done &&
 		    qp->sq_done_put - qp->sq_done_get >= qp->sq_done_size;
 	spin_unlock(&qp->orq_lock);
