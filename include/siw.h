@@ -2,8 +2,10 @@
 /*
  * siw: software iWARP RDMA provider. Core objects shared by all layers.
  *
- * Data flows verbs -> qp -> rdmap -> ddp -> mpa -> TCP and back. Each
- * layer owns one source file; this header is the contract between them.
+ * Transmit runs verbs -> tx -> rdmap -> ddp -> mpa -> TCP; receive is
+ * driven by the RX engine up through mpa, ddp and rdmap into the QP
+ * (README, "Layout"). Each layer owns its source file and its part of
+ * the TX/RX state; this header is the contract between them.
  */
 #ifndef _SIW_H
 #define _SIW_H
