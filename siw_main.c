@@ -18,6 +18,7 @@ MODULE_AUTHOR("siw developers");
 MODULE_DESCRIPTION("Software iWARP RDMA provider (out-of-tree siw)");
 MODULE_LICENSE("Dual BSD/GPL");
 MODULE_ALIAS_RDMA_LINK("siw");
+MODULE_VERSION(SIW_VERSION);
 
 static LIST_HEAD(siw_devices);
 static DEFINE_MUTEX(siw_dev_lock);

@@ -15,7 +15,7 @@ mkdir -p "$out"
 # build products (excluded files are never deleted).
 rsync -a --delete \
 	--include='/*.c' --include='/*.h' --include='/Kbuild' --include='/Makefile' \
-	--include='/Kconfig' --include='/include/***' \
+	--include='/Kconfig' --include='/VERSION' --include='/include/***' \
 	--include='/tests/' --include='/tests/kunit/***' \
 	--exclude='*' "$top/" "$out/"
 jobs=$(nproc 2>/dev/null || echo 2)

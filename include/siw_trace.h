@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * siw tracepoints: the "siw" trace system.
+ *
+ *   echo 1 > /sys/kernel/tracing/events/siw/enable
+ *   cat /sys/kernel/tracing/trace_pipe
+ *
+ * Connection setup (CEP states, MPA outcome), QP states with the function
+ * that changed them, Terminates both ways, receive errors, and one event
+ * per work request taken from a send or receive queue and per completion.
+ * Disabled tracepoints cost a patched-out branch.
+ */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM siw
+
+#if !defined(_SIW_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define _SIW_TRACE_H
+
+#include <linux/tracepoint.h>
+#include <linux/socket.h>
+#include <linux/in6.h>
+
+#include "siw.h"
+
+#define SIW_TRACE_QP_STATES				\
+	{ SIW_QP_IDLE, "IDLE" },			\
+	{ SIW_QP_RTS, "RTS" },				\
+	{ SIW_QP_CLOSING, "CLOSING" },			\
+	{ SIW_QP_TERMINATE, "TERMINATE" },		\
+	{ SIW_QP_ERROR, "ERROR" }
+
+#define SIW_TRACE_OPCODES				\
+	{ SIW_OP_WRITE, "WRITE" },			\
+	{ SIW_OP_READ, "READ" },			\
+	{ SIW_OP_READ_LOCAL_INV, "READ_LOCAL_INV" },	\
+	{ SIW_OP_SEND, "SEND" },			\
+	{ SIW_OP_SEND_WITH_IMM, "SEND_WITH_IMM" },	\
+	{ SIW_OP_SEND_REMOTE_INV, "SEND_REMOTE_INV" },	\
+	{ SIW_OP_FETCH_AND_ADD, "FETCH_AND_ADD" },	\
+	{ SIW_OP_COMP_AND_SWAP, "COMP_AND_SWAP" },	\
+	{ SIW_OP_RECEIVE, "RECEIVE" },			\
+	{ SIW_OP_READ_RESPONSE, "READ_RESPONSE" },	\
+	{ SIW_OP_INVAL_STAG, "INVAL_STAG" },		\
+	{ SIW_OP_REG_MR, "REG_MR" }
+
+#define SIW_TRACE_WC_STATUS				\
+	{ IB_WC_SUCCESS, "SUCCESS" },			\
+	{ IB_WC_LOC_LEN_ERR, "LOC_LEN_ERR" },		\
+	{ IB_WC_LOC_QP_OP_ERR, "LOC_QP_OP_ERR" },	\
+	{ IB_WC_LOC_PROT_ERR, "LOC_PROT_ERR" },		\
+	{ IB_WC_WR_FLUSH_ERR, "WR_FLUSH_ERR" },		\
+	{ IB_WC_BAD_RESP_ERR, "BAD_RESP_ERR" },		\
+	{ IB_WC_LOC_ACCESS_ERR, "LOC_ACCESS_ERR" },	\
+	{ IB_WC_REM_INV_REQ_ERR, "REM_INV_REQ_ERR" },	\
+	{ IB_WC_REM_ACCESS_ERR, "REM_ACCESS_ERR" },	\
+	{ IB_WC_REM_OP_ERR, "REM_OP_ERR" },		\
+	{ IB_WC_GENERAL_ERR, "GENERAL_ERR" }
+
+#define SIW_TRACE_TERM_LAYERS				\
+	{ TERM_LAYER_RDMAP, "RDMAP" },			\
+	{ TERM_LAYER_DDP, "DDP" },			\
+	{ TERM_LAYER_LLP, "MPA" }
+
+/* RDMAP opcodes of received segments (receive errors) */
+#define SIW_TRACE_RDMAP_OPS				\
+	{ RDMAP_WRITE, "Write" },			\
+	{ RDMAP_READ_REQ, "ReadReq" },			\
+	{ RDMAP_READ_RESP, "ReadResp" },		\
+	{ RDMAP_SEND, "Send" },				\
+	{ RDMAP_SEND_INVAL, "SendInv" },		\
+	{ RDMAP_SEND_SE, "SendSE" },			\
+	{ RDMAP_SEND_SE_INVAL, "SendSEInv" },		\
+	{ RDMAP_TERMINATE, "Terminate" }
+
+#define SIW_TRACE_NAME	16	/* CEP state names */
+
+/* a sockaddr_storage is copied as far as an IPv6 address goes */
+#define siw_trace_addr(dst, src)					\
+	do {								\
+		memset(dst, 0, sizeof(struct sockaddr_in6));		\
+		memcpy(dst, src, min_t(size_t, sizeof(struct sockaddr_in6), \
+				       sizeof(*(src))));		\
+	} while (0)
+
+/*
+ * siw_qp_state - a QP changes state
+ *
+ * @caller is the function that asked for the change (for ERROR: who
+ * found the fault).
+ */
+TRACE_EVENT(siw_qp_state,
+	TP_PROTO(const struct siw_qp *qp, unsigned int from, unsigned int to,
+		 unsigned long caller),
+	TP_ARGS(qp, from, to, caller),
+	TP_STRUCT__entry(
+		__array(char, dev, IB_DEVICE_NAME_MAX)
+		__field(u32, qpn)
+		__field(u8, from)
+		__field(u8, to)
+		__field(unsigned long, caller)
+	),
+	TP_fast_assign(
+		strscpy(__entry->dev, qp->sdev->base.name, IB_DEVICE_NAME_MAX);
+		__entry->qpn = qp->base.qp_num;
+		__entry->from = from;
+		__entry->to = to;
+		__entry->caller = caller;
+	),
+	TP_printk("%s qpn %u %s -> %s by %pS", __entry->dev, __entry->qpn,
+		  __print_symbolic(__entry->from, SIW_TRACE_QP_STATES),
+		  __print_symbolic(__entry->to, SIW_TRACE_QP_STATES),
+		  (void *)__entry->caller)
+);
+
+/*
+ * siw_cep_state - a connection endpoint changes state
+ *
+ * @qp is the QP attached to the connection, or NULL (qpn 0).
+ */
+TRACE_EVENT(siw_cep_state,
+	TP_PROTO(const struct siw_device *sdev, const struct siw_qp *qp,
+		 bool active, const struct sockaddr_storage *laddr,
+		 const struct sockaddr_storage *raddr, const char *from,
+		 const char *to),
+	TP_ARGS(sdev, qp, active, laddr, raddr, from, to),
+	TP_STRUCT__entry(
+		__array(char, dev, IB_DEVICE_NAME_MAX)
+		__field(u32, qpn)
+		__field(bool, active)
+		__array(u8, laddr, sizeof(struct sockaddr_in6))
+		__array(u8, raddr, sizeof(struct sockaddr_in6))
+		__array(char, from, SIW_TRACE_NAME)
+		__array(char, to, SIW_TRACE_NAME)
+	),
+	TP_fast_assign(
+		strscpy(__entry->dev, sdev->base.name, IB_DEVICE_NAME_MAX);
+		__entry->qpn = qp ? qp->base.qp_num : 0;
+		__entry->active = active;
+		siw_trace_addr(__entry->laddr, laddr);
+		siw_trace_addr(__entry->raddr, raddr);
+		strscpy(__entry->from, from, SIW_TRACE_NAME);
+		strscpy(__entry->to, to, SIW_TRACE_NAME);
+	),
+	TP_printk("%s qpn %u %s local %pISpc peer %pISpc %s -> %s",
+		  __entry->dev, __entry->qpn,
+		  __entry->active ? "active" : "passive",
+		  __entry->laddr, __entry->raddr, __entry->from, __entry->to)
+);
+
+/*
+ * siw_mpa - outcome of an MPA negotiation
+ *
+ * @p: the parameters the QP goes to RTS with, NULL if it failed
+ * @err: 0, or why the connection was not made
+ */
+TRACE_EVENT(siw_mpa,
+	TP_PROTO(const struct siw_device *sdev, const struct siw_qp *qp,
+		 bool active, const struct sockaddr_storage *raddr, u8 rev,
+		 const struct siw_llp_params *p, int err),
+	TP_ARGS(sdev, qp, active, raddr, rev, p, err),
+	TP_STRUCT__entry(
+		__array(char, dev, IB_DEVICE_NAME_MAX)
+		__field(u32, qpn)
+		__field(bool, active)
+		__array(u8, raddr, sizeof(struct sockaddr_in6))
+		__field(u8, rev)
+		__field(bool, crc)
+		__field(bool, rtr)
+		__field(u8, rtr_op)
+		__field(u32, ird)
+		__field(u32, ord)
+		__field(int, err)
+	),
+	TP_fast_assign(
+		strscpy(__entry->dev, sdev->base.name, IB_DEVICE_NAME_MAX);
+		__entry->qpn = qp ? qp->base.qp_num : 0;
+		__entry->active = active;
+		siw_trace_addr(__entry->raddr, raddr);
+		__entry->rev = rev;
+		__entry->crc = p && p->crc;
+		__entry->rtr = p && p->rtr_enable;
+		__entry->rtr_op = p ? p->rtr_send : 0;
+		__entry->ird = p ? p->ird : 0;
+		__entry->ord = p ? p->ord : 0;
+		__entry->err = err;
+	),
+	TP_printk("%s qpn %u %s peer %pISpc rev %u crc %u ird %u ord %u rtr %u rtr_op %u err %d",
+		  __entry->dev, __entry->qpn,
+		  __entry->active ? "active" : "passive", __entry->raddr,
+		  __entry->rev, __entry->crc, __entry->ird, __entry->ord,
+		  __entry->rtr, __entry->rtr_op, __entry->err)
+);
+
+/* Terminate: @ctrl is the host-order first word (layer, type, code) */
+DECLARE_EVENT_CLASS(siw_term_class,
+	TP_PROTO(const struct siw_qp *qp, u32 ctrl),
+	TP_ARGS(qp, ctrl),
+	TP_STRUCT__entry(
+		__array(char, dev, IB_DEVICE_NAME_MAX)
+		__field(u32, qpn)
+		__field(u8, layer)
+		__field(u8, etype)
+		__field(u8, ecode)
+	),
+	TP_fast_assign(
+		strscpy(__entry->dev, qp->sdev->base.name, IB_DEVICE_NAME_MAX);
+		__entry->qpn = qp->base.qp_num;
+		__entry->layer = (ctrl >> TERM_LAYER_SHIFT) & 0xf;
+		__entry->etype = (ctrl >> TERM_ETYPE_SHIFT) & 0xf;
+		__entry->ecode = (ctrl >> TERM_ECODE_SHIFT) & 0xff;
+	),
+	TP_printk("%s qpn %u layer %s etype %u ecode 0x%02x", __entry->dev,
+		  __entry->qpn,
+		  __print_symbolic(__entry->layer, SIW_TRACE_TERM_LAYERS),
+		  __entry->etype, __entry->ecode)
+);
+
+/* a Terminate went to TCP */
+DEFINE_EVENT(siw_term_class, siw_term_send,
+	TP_PROTO(const struct siw_qp *qp, u32 ctrl),
+	TP_ARGS(qp, ctrl)
+);
+
+/* the peer's Terminate arrived */
+DEFINE_EVENT(siw_term_class, siw_term_recv,
+	TP_PROTO(const struct siw_qp *qp, u32 ctrl),
+	TP_ARGS(qp, ctrl)
+);
+
+/*
+ * siw_rx_error - a received FPDU is refused
+ *
+ * @what says what was wrong; layer/etype/ecode are the Terminate it
+ * causes; op is the RDMAP opcode of the segment (if its header was read).
+ */
+TRACE_EVENT(siw_rx_error,
+	TP_PROTO(const struct siw_qp *qp, unsigned int layer,
+		 unsigned int etype, unsigned int ecode, const char *what),
+	TP_ARGS(qp, layer, etype, ecode, what),
+	TP_STRUCT__entry(
+		__array(char, dev, IB_DEVICE_NAME_MAX)
+		__field(u32, qpn)
+		__field(u8, op)
+		__field(u8, layer)
+		__field(u8, etype)
+		__field(u8, ecode)
+		__array(char, what, 48)
+	),
+	TP_fast_assign(
+		strscpy(__entry->dev, qp->sdev->base.name, IB_DEVICE_NAME_MAX);
+		__entry->qpn = qp->base.qp_num;
+		__entry->op = qp->rx.op;
+		__entry->layer = layer;
+		__entry->etype = etype;
+		__entry->ecode = ecode;
+		strscpy(__entry->what, what, sizeof(__entry->what));
+	),
+	TP_printk("%s qpn %u op %s: %s (layer %s etype %u ecode 0x%02x)",
+		  __entry->dev, __entry->qpn,
+		  __print_symbolic(__entry->op, SIW_TRACE_RDMAP_OPS),
+		  __entry->what,
+		  __print_symbolic(__entry->layer, SIW_TRACE_TERM_LAYERS),
+		  __entry->etype, __entry->ecode)
+);
+
+/* a work request taken from a send or receive queue */
+DECLARE_EVENT_CLASS(siw_wqe_class,
+	TP_PROTO(const struct siw_qp *qp, const struct siw_wqe *wqe),
+	TP_ARGS(qp, wqe),
+	TP_STRUCT__entry(
+		__array(char, dev, IB_DEVICE_NAME_MAX)
+		__field(u32, qpn)
+		__field(u64, wr_id)
+		__field(u8, opcode)
+		__field(u16, flags)
+		__field(u8, num_sge)
+		__field(u32, len)
+		__field(u8, status)
+	),
+	TP_fast_assign(
+		strscpy(__entry->dev, qp->sdev->base.name, IB_DEVICE_NAME_MAX);
+		__entry->qpn = qp->base.qp_num;
+		__entry->wr_id = wqe->sqe.id;
+		__entry->opcode = wqe->sqe.opcode;
+		__entry->flags = wqe->sqe.flags;
+		__entry->num_sge = wqe->sqe.num_sge;
+		__entry->len = wqe->bytes;
+		__entry->status = wqe->status;
+	),
+	TP_printk("%s qpn %u wr_id 0x%llx %s len %u num_sge %u flags 0x%x %s",
+		  __entry->dev, __entry->qpn, __entry->wr_id,
+		  __print_symbolic(__entry->opcode, SIW_TRACE_OPCODES),
+		  __entry->len, __entry->num_sge, __entry->flags,
+		  __print_symbolic(__entry->status, SIW_TRACE_WC_STATUS))
+);
+
+/* posted send WR taken by the transmitter (a bad one with its status) */
+DEFINE_EVENT(siw_wqe_class, siw_sqe,
+	TP_PROTO(const struct siw_qp *qp, const struct siw_wqe *wqe),
+	TP_ARGS(qp, wqe)
+);
+
+/* posted receive WR (RQ or SRQ) taken for an arriving message */
+DEFINE_EVENT(siw_wqe_class, siw_rqe,
+	TP_PROTO(const struct siw_qp *qp, const struct siw_wqe *wqe),
+	TP_ARGS(qp, wqe)
+);
+
+/* a completion written to a CQ */
+TRACE_EVENT(siw_cqe,
+	TP_PROTO(const struct siw_cq *cq, const struct siw_qp *qp, u64 wr_id,
+		 u8 opcode, u32 len, unsigned int status),
+	TP_ARGS(cq, qp, wr_id, opcode, len, status),
+	TP_STRUCT__entry(
+		__array(char, dev, IB_DEVICE_NAME_MAX)
+		__field(u32, cq)
+		__field(u32, qpn)
+		__field(u64, wr_id)
+		__field(u8, opcode)
+		__field(u32, len)
+		__field(u8, status)
+	),
+	TP_fast_assign(
+		strscpy(__entry->dev, qp->sdev->base.name, IB_DEVICE_NAME_MAX);
+		__entry->cq = cq->id;
+		__entry->qpn = qp->base.qp_num;
+		__entry->wr_id = wr_id;
+		__entry->opcode = opcode;
+		__entry->len = len;
+		__entry->status = status;
+	),
+	TP_printk("%s cq %u qpn %u wr_id 0x%llx %s len %u %s",
+		  __entry->dev, __entry->cq, __entry->qpn, __entry->wr_id,
+		  __print_symbolic(__entry->opcode, SIW_TRACE_OPCODES),
+		  __entry->len,
+		  __print_symbolic(__entry->status, SIW_TRACE_WC_STATUS))
+);
+
+/* one-line call sites for the connection endpoint of siw_cm.c */
+#define siw_trace_cep(cep, to, names)					\
+	trace_siw_cep_state((cep)->sdev, (cep)->qp, (cep)->active,	\
+			    &(cep)->laddr, &(cep)->raddr,		\
+			    names[(cep)->state], names[to])
+#define siw_trace_mpa(cep, qp, rev, p, err)				\
+	trace_siw_mpa((cep)->sdev, qp, (cep)->active, &(cep)->raddr,	\
+		      rev, p, err)
+
+#endif /* _SIW_TRACE_H */
+
+/* out of tree: define_trace.h finds this header on the include path */
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH .
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE siw_trace
+#include <trace/define_trace.h>
