@@ -22,65 +22,104 @@
 
 #include "siw.h"
 
-#define SIW_TRACE_QP_STATES				\
-	{ SIW_QP_IDLE, "IDLE" },			\
-	{ SIW_QP_RTS, "RTS" },				\
-	{ SIW_QP_CLOSING, "CLOSING" },			\
-	{ SIW_QP_TERMINATE, "TERMINATE" },		\
-	{ SIW_QP_ERROR, "ERROR" }
+/* symbolic values as user space tools (trace-cmd, perf) see them too */
+TRACE_DEFINE_ENUM(SIW_QP_IDLE);
+TRACE_DEFINE_ENUM(SIW_QP_RTS);
+TRACE_DEFINE_ENUM(SIW_QP_CLOSING);
+TRACE_DEFINE_ENUM(SIW_QP_TERMINATE);
+TRACE_DEFINE_ENUM(SIW_QP_ERROR);
+#define siw_show_qp_state(s)						\
+	__print_symbolic(s, { SIW_QP_IDLE, "IDLE" }, { SIW_QP_RTS, "RTS" }, \
+			 { SIW_QP_CLOSING, "CLOSING" },			\
+			 { SIW_QP_TERMINATE, "TERMINATE" },		\
+			 { SIW_QP_ERROR, "ERROR" })
 
-#define SIW_TRACE_OPCODES				\
-	{ SIW_OP_WRITE, "WRITE" },			\
-	{ SIW_OP_READ, "READ" },			\
-	{ SIW_OP_READ_LOCAL_INV, "READ_LOCAL_INV" },	\
-	{ SIW_OP_SEND, "SEND" },			\
-	{ SIW_OP_SEND_WITH_IMM, "SEND_WITH_IMM" },	\
-	{ SIW_OP_SEND_REMOTE_INV, "SEND_REMOTE_INV" },	\
-	{ SIW_OP_FETCH_AND_ADD, "FETCH_AND_ADD" },	\
-	{ SIW_OP_COMP_AND_SWAP, "COMP_AND_SWAP" },	\
-	{ SIW_OP_RECEIVE, "RECEIVE" },			\
-	{ SIW_OP_READ_RESPONSE, "READ_RESPONSE" },	\
-	{ SIW_OP_INVAL_STAG, "INVAL_STAG" },		\
-	{ SIW_OP_REG_MR, "REG_MR" }
+TRACE_DEFINE_ENUM(SIW_OP_WRITE);
+TRACE_DEFINE_ENUM(SIW_OP_READ);
+TRACE_DEFINE_ENUM(SIW_OP_READ_LOCAL_INV);
+TRACE_DEFINE_ENUM(SIW_OP_SEND);
+TRACE_DEFINE_ENUM(SIW_OP_SEND_WITH_IMM);
+TRACE_DEFINE_ENUM(SIW_OP_SEND_REMOTE_INV);
+TRACE_DEFINE_ENUM(SIW_OP_FETCH_AND_ADD);
+TRACE_DEFINE_ENUM(SIW_OP_COMP_AND_SWAP);
+TRACE_DEFINE_ENUM(SIW_OP_RECEIVE);
+TRACE_DEFINE_ENUM(SIW_OP_READ_RESPONSE);
+TRACE_DEFINE_ENUM(SIW_OP_INVAL_STAG);
+TRACE_DEFINE_ENUM(SIW_OP_REG_MR);
+#define siw_show_opcode(op)						\
+	__print_symbolic(op, { SIW_OP_WRITE, "WRITE" },			\
+			 { SIW_OP_READ, "READ" },			\
+			 { SIW_OP_READ_LOCAL_INV, "READ_LOCAL_INV" },	\
+			 { SIW_OP_SEND, "SEND" },			\
+			 { SIW_OP_SEND_WITH_IMM, "SEND_WITH_IMM" },	\
+			 { SIW_OP_SEND_REMOTE_INV, "SEND_REMOTE_INV" },	\
+			 { SIW_OP_FETCH_AND_ADD, "FETCH_AND_ADD" },	\
+			 { SIW_OP_COMP_AND_SWAP, "COMP_AND_SWAP" },	\
+			 { SIW_OP_RECEIVE, "RECEIVE" },			\
+			 { SIW_OP_READ_RESPONSE, "READ_RESPONSE" },	\
+			 { SIW_OP_INVAL_STAG, "INVAL_STAG" },		\
+			 { SIW_OP_REG_MR, "REG_MR" })
 
-#define SIW_TRACE_WC_STATUS				\
-	{ IB_WC_SUCCESS, "SUCCESS" },			\
-	{ IB_WC_LOC_LEN_ERR, "LOC_LEN_ERR" },		\
-	{ IB_WC_LOC_QP_OP_ERR, "LOC_QP_OP_ERR" },	\
-	{ IB_WC_LOC_PROT_ERR, "LOC_PROT_ERR" },		\
-	{ IB_WC_WR_FLUSH_ERR, "WR_FLUSH_ERR" },		\
-	{ IB_WC_BAD_RESP_ERR, "BAD_RESP_ERR" },		\
-	{ IB_WC_LOC_ACCESS_ERR, "LOC_ACCESS_ERR" },	\
-	{ IB_WC_REM_INV_REQ_ERR, "REM_INV_REQ_ERR" },	\
-	{ IB_WC_REM_ACCESS_ERR, "REM_ACCESS_ERR" },	\
-	{ IB_WC_REM_OP_ERR, "REM_OP_ERR" },		\
-	{ IB_WC_GENERAL_ERR, "GENERAL_ERR" }
+TRACE_DEFINE_ENUM(IB_WC_SUCCESS);
+TRACE_DEFINE_ENUM(IB_WC_LOC_LEN_ERR);
+TRACE_DEFINE_ENUM(IB_WC_LOC_QP_OP_ERR);
+TRACE_DEFINE_ENUM(IB_WC_LOC_PROT_ERR);
+TRACE_DEFINE_ENUM(IB_WC_WR_FLUSH_ERR);
+TRACE_DEFINE_ENUM(IB_WC_BAD_RESP_ERR);
+TRACE_DEFINE_ENUM(IB_WC_LOC_ACCESS_ERR);
+TRACE_DEFINE_ENUM(IB_WC_REM_INV_REQ_ERR);
+TRACE_DEFINE_ENUM(IB_WC_REM_ACCESS_ERR);
+TRACE_DEFINE_ENUM(IB_WC_REM_OP_ERR);
+TRACE_DEFINE_ENUM(IB_WC_GENERAL_ERR);
+#define siw_show_wc_status(st)						\
+	__print_symbolic(st, { IB_WC_SUCCESS, "SUCCESS" },		\
+			 { IB_WC_LOC_LEN_ERR, "LOC_LEN_ERR" },		\
+			 { IB_WC_LOC_QP_OP_ERR, "LOC_QP_OP_ERR" },	\
+			 { IB_WC_LOC_PROT_ERR, "LOC_PROT_ERR" },	\
+			 { IB_WC_WR_FLUSH_ERR, "WR_FLUSH_ERR" },	\
+			 { IB_WC_BAD_RESP_ERR, "BAD_RESP_ERR" },	\
+			 { IB_WC_LOC_ACCESS_ERR, "LOC_ACCESS_ERR" },	\
+			 { IB_WC_REM_INV_REQ_ERR, "REM_INV_REQ_ERR" },	\
+			 { IB_WC_REM_ACCESS_ERR, "REM_ACCESS_ERR" },	\
+			 { IB_WC_REM_OP_ERR, "REM_OP_ERR" },		\
+			 { IB_WC_GENERAL_ERR, "GENERAL_ERR" })
 
-#define SIW_TRACE_TERM_LAYERS				\
-	{ TERM_LAYER_RDMAP, "RDMAP" },			\
-	{ TERM_LAYER_DDP, "DDP" },			\
-	{ TERM_LAYER_LLP, "MPA" }
+TRACE_DEFINE_ENUM(TERM_LAYER_RDMAP);
+TRACE_DEFINE_ENUM(TERM_LAYER_DDP);
+TRACE_DEFINE_ENUM(TERM_LAYER_LLP);
+#define siw_show_term_layer(l)						\
+	__print_symbolic(l, { TERM_LAYER_RDMAP, "RDMAP" },		\
+			 { TERM_LAYER_DDP, "DDP" }, { TERM_LAYER_LLP, "MPA" })
 
 /* RDMAP opcodes of received segments (receive errors) */
-#define SIW_TRACE_RDMAP_OPS				\
-	{ RDMAP_WRITE, "Write" },			\
-	{ RDMAP_READ_REQ, "ReadReq" },			\
-	{ RDMAP_READ_RESP, "ReadResp" },		\
-	{ RDMAP_SEND, "Send" },				\
-	{ RDMAP_SEND_INVAL, "SendInv" },		\
-	{ RDMAP_SEND_SE, "SendSE" },			\
-	{ RDMAP_SEND_SE_INVAL, "SendSEInv" },		\
-	{ RDMAP_TERMINATE, "Terminate" }
+TRACE_DEFINE_ENUM(RDMAP_WRITE);
+TRACE_DEFINE_ENUM(RDMAP_READ_REQ);
+TRACE_DEFINE_ENUM(RDMAP_READ_RESP);
+TRACE_DEFINE_ENUM(RDMAP_SEND);
+TRACE_DEFINE_ENUM(RDMAP_SEND_INVAL);
+TRACE_DEFINE_ENUM(RDMAP_SEND_SE);
+TRACE_DEFINE_ENUM(RDMAP_SEND_SE_INVAL);
+TRACE_DEFINE_ENUM(RDMAP_TERMINATE);
+#define siw_show_rdmap_op(op)						\
+	__print_symbolic(op, { RDMAP_WRITE, "Write" },			\
+			 { RDMAP_READ_REQ, "ReadReq" },			\
+			 { RDMAP_READ_RESP, "ReadResp" },		\
+			 { RDMAP_SEND, "Send" },			\
+			 { RDMAP_SEND_INVAL, "SendInv" },		\
+			 { RDMAP_SEND_SE, "SendSE" },			\
+			 { RDMAP_SEND_SE_INVAL, "SendSEInv" },		\
+			 { RDMAP_TERMINATE, "Terminate" })
 
 #define SIW_TRACE_NAME	16	/* CEP state names */
 
-/* a sockaddr_storage is copied as far as an IPv6 address goes */
-#define siw_trace_addr(dst, src)					\
-	do {								\
-		memset(dst, 0, sizeof(struct sockaddr_in6));		\
-		memcpy(dst, src, min_t(size_t, sizeof(struct sockaddr_in6), \
-				       sizeof(*(src))));		\
-	} while (0)
+#ifndef _SIW_TRACE_HELPERS
+#define _SIW_TRACE_HELPERS
+/* a sockaddr_storage as far as an IPv6 address goes, for %pISpc */
+static inline void siw_trace_addr(u8 *dst, const struct sockaddr_storage *src)
+{
+	memcpy(dst, src, sizeof(struct sockaddr_in6));
+}
+#endif
 
 /*
  * siw_qp_state - a QP changes state
@@ -107,8 +146,8 @@ TRACE_EVENT(siw_qp_state,
 		__entry->caller = caller;
 	),
 	TP_printk("%s qpn %u %s -> %s by %pS", __entry->dev, __entry->qpn,
-		  __print_symbolic(__entry->from, SIW_TRACE_QP_STATES),
-		  __print_symbolic(__entry->to, SIW_TRACE_QP_STATES),
+		  siw_show_qp_state(__entry->from),
+		  siw_show_qp_state(__entry->to),
 		  (void *)__entry->caller)
 );
 
@@ -211,7 +250,7 @@ DECLARE_EVENT_CLASS(siw_term_class,
 	),
 	TP_printk("%s qpn %u layer %s etype %u ecode 0x%02x", __entry->dev,
 		  __entry->qpn,
-		  __print_symbolic(__entry->layer, SIW_TRACE_TERM_LAYERS),
+		  siw_show_term_layer(__entry->layer),
 		  __entry->etype, __entry->ecode)
 );
 
@@ -257,9 +296,9 @@ TRACE_EVENT(siw_rx_error,
 	),
 	TP_printk("%s qpn %u op %s: %s (layer %s etype %u ecode 0x%02x)",
 		  __entry->dev, __entry->qpn,
-		  __print_symbolic(__entry->op, SIW_TRACE_RDMAP_OPS),
+		  siw_show_rdmap_op(__entry->op),
 		  __entry->what,
-		  __print_symbolic(__entry->layer, SIW_TRACE_TERM_LAYERS),
+		  siw_show_term_layer(__entry->layer),
 		  __entry->etype, __entry->ecode)
 );
 
@@ -289,9 +328,9 @@ DECLARE_EVENT_CLASS(siw_wqe_class,
 	),
 	TP_printk("%s qpn %u wr_id 0x%llx %s len %u num_sge %u flags 0x%x %s",
 		  __entry->dev, __entry->qpn, __entry->wr_id,
-		  __print_symbolic(__entry->opcode, SIW_TRACE_OPCODES),
+		  siw_show_opcode(__entry->opcode),
 		  __entry->len, __entry->num_sge, __entry->flags,
-		  __print_symbolic(__entry->status, SIW_TRACE_WC_STATUS))
+		  siw_show_wc_status(__entry->status))
 );
 
 /* posted send WR taken by the transmitter (a bad one with its status) */
@@ -331,19 +370,33 @@ TRACE_EVENT(siw_cqe,
 	),
 	TP_printk("%s cq %u qpn %u wr_id 0x%llx %s len %u %s",
 		  __entry->dev, __entry->cq, __entry->qpn, __entry->wr_id,
-		  __print_symbolic(__entry->opcode, SIW_TRACE_OPCODES),
+		  siw_show_opcode(__entry->opcode),
 		  __entry->len,
-		  __print_symbolic(__entry->status, SIW_TRACE_WC_STATUS))
+		  siw_show_wc_status(__entry->status))
 );
 
-/* one-line call sites for the connection endpoint of siw_cm.c */
+/*
+ * One-line call sites for the connection endpoint of the CM (its struct
+ * is the CM's own): arguments are only evaluated when the event is on.
+ */
 #define siw_trace_cep(cep, to, names)					\
-	trace_siw_cep_state((cep)->sdev, (cep)->qp, (cep)->active,	\
-			    &(cep)->laddr, &(cep)->raddr,		\
-			    names[(cep)->state], names[to])
+	do {								\
+		typeof(cep) _c = (cep);					\
+		const char * const *_n = (names);			\
+									\
+		if (trace_siw_cep_state_enabled())			\
+			trace_siw_cep_state(_c->sdev, _c->qp, _c->active, \
+					    &_c->laddr, &_c->raddr,	\
+					    _n[_c->state], _n[to]);	\
+	} while (0)
 #define siw_trace_mpa(cep, qp, rev, p, err)				\
-	trace_siw_mpa((cep)->sdev, qp, (cep)->active, &(cep)->raddr,	\
-		      rev, p, err)
+	do {								\
+		typeof(cep) _c = (cep);					\
+									\
+		if (trace_siw_mpa_enabled())				\
+			trace_siw_mpa(_c->sdev, qp, _c->active, &_c->raddr, \
+				      rev, p, err);			\
+	} while (0)
 
 #endif /* _SIW_TRACE_H */
 

@@ -18,7 +18,7 @@ ver=$(tr -d '[:space:]' <"$top/VERSION")
 [[ $ver =~ ^[0-9][0-9A-Za-z.+~]*$ ]] || { echo "deb.sh: bad version '$ver' in VERSION" >&2; exit 1; }
 
 need=()
-for p in dpkg-dev debhelper dh-dkms dkms; do
+for p in dpkg-dev debhelper dh-dkms dkms rsync; do
 	[[ $(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null) == installed ]] || need+=("$p")
 done
 if ((${#need[@]})); then

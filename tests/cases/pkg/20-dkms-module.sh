@@ -81,9 +81,11 @@ on_exit "rdma link delete siw_veth2"
 unit_run h1 veth1 "${start_cmds[@]}"
 unit_run h2 veth2 "${start_cmds[@]}"
 unit_run h1 veth1 "${start_cmds[@]}"	# again: already there is fine
-rdma link show
 for i in 1 2; do
-	rdma link show "siw_veth$i/1" | grep -q "netdev veth$i" || fail "siw_veth$i is not on veth$i"
+	# the netdev is named only to its own namespace
+	l=$(ip netns exec "h$i" rdma link show "siw_veth$i/1")
+	echo "$l"
+	[[ $l == *" netdev veth$i"* ]] || fail "siw_veth$i is not on veth$i: $l"
 	wait_for 15 test "$(ibdev_port_state "siw_veth$i")" = PORT_ACTIVE ||
 		fail "siw_veth$i: port $(ibdev_port_state "siw_veth$i")"
 done
