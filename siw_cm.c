@@ -34,6 +34,7 @@
 #include <net/net_namespace.h>
 
 #include "siw.h"
+#include "siw_trace.h"
 #include "siw_cm.h"
 
 /* TCP handshake limit of an active connect */
@@ -189,6 +190,7 @@ void siw_cep_set_state(struct siw_cep *cep, enum siw_cep_state s)
 {
 	siw_dbg(cep->sdev, "cep %p %pISpc: %s -> %s\n", cep, &cep->raddr,
 		siw_cep_state_name[cep->state], siw_cep_state_name[s]);
+	siw_trace_cep(cep, s, siw_cep_state_name);
 	cep->state = s;
 }
 
@@ -622,6 +624,7 @@ static void siw_cep_fail_connect(struct siw_cep *cep, int status, void *pd,
 				 u16 pd_len, bool abort)
 {
 	siw_stat_inc(cep->sdev, SIW_STAT_CONN_FAIL);
+	siw_trace_mpa(cep, cep->qp, cep->rev, NULL, status);
 	if (cep->cm_id)
 		siw_cep_event(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY,
 			      status, pd, pd_len);
@@ -723,6 +726,7 @@ static void siw_cep_got_reply(struct siw_cep *cep)
 	}
 	p.ird = ird;
 	p.ord = ord;
+	siw_trace_mpa(cep, cep->qp, mi.rev, &p, 0);
 
 	siw_cep_disarm(cep);
 	rv = siw_qp_to_rts(cep->qp, &p);
@@ -998,6 +1002,7 @@ static void siw_cep_got_request(struct siw_cep *cep)
 	return;
 
 refuse:
+	siw_trace_mpa(cep, NULL, cep->rev, NULL, -ECONNREFUSED);
 	siw_cep_send_reject(cep, NULL, 0);
 	siw_stat_inc(sdev, SIW_STAT_CONN_FAIL);
 	siw_cep_close(cep, false, 0);
@@ -1173,6 +1178,7 @@ static int siw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	p.crc = cep->crc;
 	p.ird = ird;
 	p.ord = ord;
+	siw_trace_mpa(cep, qp, cep->rev, &p, 0);
 
 	siw_cep_disarm(cep);
 	/* reply first: the QP may transmit as soon as it is in RTS */
@@ -1209,6 +1215,7 @@ static int siw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	goto out;
 
 refuse:
+	siw_trace_mpa(cep, NULL, cep->rev, NULL, rv);
 	siw_cep_send_reject(cep, NULL, 0);
 	siw_stat_inc(sdev, SIW_STAT_CONN_FAIL);
 	siw_cep_close(cep, false, 0);

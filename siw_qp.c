@@ -22,6 +22,7 @@
 #include <kunit/visibility.h>
 
 #include "siw.h"
+#include "siw_trace.h"
 
 static void siw_qp_release(struct kref *ref)
 {
@@ -202,6 +203,7 @@ int siw_qp_to_rts(struct siw_qp *qp, const struct siw_llp_params *p)
 	qp->rtr_send = p->rtr_enable && !p->rtr_wait ? p->rtr_send : 0;
 	qp->rtr_pending = p->rtr_enable && !p->rtr_wait;
 	qp->tx_hold = p->rtr_enable && p->rtr_wait;
+	trace_siw_qp_state(qp, qp->attrs.state, SIW_QP_RTS, _RET_IP_);
 	qp->attrs.state = SIW_QP_RTS;
 	spin_unlock_bh(&qp->state_lock);
 
@@ -244,6 +246,7 @@ void siw_qp_to_error(struct siw_qp *qp)
 
 	if (old == SIW_QP_ERROR)
 		return;
+	trace_siw_qp_state(qp, old, SIW_QP_ERROR, _RET_IP_);
 	siw_dbg(qp->sdev, "QP %u: %s -> ERROR\n", qp_id(qp),
 		siw_qp_state_name[old]);
 	if (old != SIW_QP_IDLE && READ_ONCE(qp->cep))
@@ -265,9 +268,11 @@ void siw_qp_close_graceful(struct siw_qp *qp)
 
 	spin_lock_bh(&qp->state_lock);
 	if (qp->attrs.state == SIW_QP_RTS) {
+		trace_siw_qp_state(qp, SIW_QP_RTS, SIW_QP_CLOSING, _RET_IP_);
 		qp->attrs.state = SIW_QP_CLOSING;
 		connected = true;
 	} else if (qp->attrs.state == SIW_QP_IDLE) {
+		trace_siw_qp_state(qp, SIW_QP_IDLE, SIW_QP_ERROR, _RET_IP_);
 		qp->attrs.state = SIW_QP_ERROR;
 		idle = true;
 	}
@@ -417,6 +422,7 @@ static int siw_cqe_add(struct siw_cq *cq, const struct siw_sqe *sqe,
 			  SIW_WQE_VALID | (inval_stag && !cq->user ?
 					   SIW_CQE_INVAL : 0));
 	cq->put++;
+	trace_siw_cqe(cq, qp, sqe->id, opcode, bytes, status);
 
 	/* ctrl->flags is written by user space: read it once */
 	arm = READ_ONCE(cq->ctrl->flags);
@@ -793,6 +799,7 @@ int siw_sqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe, bool flush)
 	wqe->done = 0;
 	wqe->status = siw_sqe_check(qp, wqe);
 	wqe->active = wqe->status == IB_WC_SUCCESS;
+	trace_siw_sqe(qp, wqe);
 	if (!wqe->active) {
 		siw_stat_inc(qp->sdev, SIW_STAT_BAD_WQE);
 		siw_dbg(qp->sdev, "QP %u: bad SQE opcode %u num_sge %u flags 0x%x\n",
@@ -891,6 +898,7 @@ int siw_rqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe)
 	}
 	wqe->bytes = total;
 	wqe->active = wqe->status == IB_WC_SUCCESS;
+	trace_siw_rqe(qp, wqe);
 	if (!wqe->active) {
 		siw_stat_inc(qp->sdev, SIW_STAT_BAD_WQE);
 		return -EINVAL;

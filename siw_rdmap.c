@@ -10,6 +10,7 @@
 #include <kunit/visibility.h>
 
 #include "siw.h"
+#include "siw_trace.h"
 
 static int siw_rx_write(struct siw_qp *qp, struct siw_rx_target *t);
 static int siw_rx_rreq(struct siw_qp *qp, struct siw_rx_target *t);
@@ -165,6 +166,7 @@ void siw_term_set(struct siw_qp *qp, unsigned int layer, unsigned int etype,
 	spin_lock_irqsave(&qp->state_lock, flags);
 	if (qp->attrs.state == SIW_QP_RTS ||
 	    qp->attrs.state == SIW_QP_CLOSING) {
+		trace_siw_qp_state(qp, qp->attrs.state, SIW_QP_TERMINATE, _RET_IP_);
 		qp->attrs.state = SIW_QP_TERMINATE;
 		qp->term_ctrl = term_mk_ctrl(layer, etype, ecode);
 		hdr_len = hdr && hdr_len > MPA_HDR_SIZE ? hdr_len - MPA_HDR_SIZE :
@@ -683,6 +685,7 @@ static int siw_rx_terminate(struct siw_qp *qp)
 	struct siw_wqe w;
 
 	siw_stat_inc(qp->sdev, SIW_STAT_TERM_RX);
+	trace_siw_term_recv(qp, ctrl);
 	siw_warn(qp->sdev,
 		 "QP %u: peer sent Terminate: layer %s etype %u code 0x%02x\n",
 		 qp_id(qp), layer < ARRAY_SIZE(siw_term_layer_name) ?

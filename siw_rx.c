@@ -17,6 +17,7 @@
 #include <kunit/visibility.h>
 
 #include "siw.h"
+#include "siw_trace.h"
 
 static void siw_rx_next(struct siw_rx *rx)
 {
@@ -36,6 +37,7 @@ static void siw_rx_fail(struct siw_qp *qp)
 
 	siw_stat_inc(qp->sdev, crc ? SIW_STAT_RX_CRC_ERR :
 				     SIW_STAT_RX_PROTO_ERR);
+	trace_siw_rx_error(qp);
 	siw_warn(qp->sdev, "QP %u: received %s%s%s, terminating\n",
 		 qp_id(qp), rx->op ? rx->op->name : "", rx->op ? ": " : "",
 		 e->why);
@@ -254,6 +256,7 @@ void siw_qp_llp_closed(struct siw_qp *qp)
 {
 	struct socket *sock;
 
+	trace_siw_qp_state(qp, READ_ONCE(qp->attrs.state), SIW_QP_ERROR, _RET_IP_);
 	siw_qp_set_state_error(qp);
 
 	/* the TX work flushes what it owns and keeps off the socket */

@@ -18,6 +18,7 @@
 #include <net/tcp.h>
 
 #include "siw.h"
+#include "siw_trace.h"
 
 #define SIW_TX_BUDGET		64	/* batches per TX work run */
 #define SIW_TX_INLINE_BUDGET	16	/* ... per doorbell */
@@ -178,6 +179,7 @@ static bool siw_tx_pushed(struct siw_qp *qp)
 		tx->term_busy = false;
 		qp->term_sent = true;
 		siw_stat_inc(qp->sdev, SIW_STAT_TERM_TX);
+		trace_siw_term_send(qp, qp->term_ctrl);
 		siw_qp_to_error(qp);
 		return true;
 	}

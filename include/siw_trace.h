@@ -91,25 +91,6 @@ TRACE_DEFINE_ENUM(TERM_LAYER_LLP);
 	__print_symbolic(l, { TERM_LAYER_RDMAP, "RDMAP" },		\
 			 { TERM_LAYER_DDP, "DDP" }, { TERM_LAYER_LLP, "MPA" })
 
-/* RDMAP opcodes of received segments (receive errors) */
-TRACE_DEFINE_ENUM(RDMAP_WRITE);
-TRACE_DEFINE_ENUM(RDMAP_READ_REQ);
-TRACE_DEFINE_ENUM(RDMAP_READ_RESP);
-TRACE_DEFINE_ENUM(RDMAP_SEND);
-TRACE_DEFINE_ENUM(RDMAP_SEND_INVAL);
-TRACE_DEFINE_ENUM(RDMAP_SEND_SE);
-TRACE_DEFINE_ENUM(RDMAP_SEND_SE_INVAL);
-TRACE_DEFINE_ENUM(RDMAP_TERMINATE);
-#define siw_show_rdmap_op(op)						\
-	__print_symbolic(op, { RDMAP_WRITE, "Write" },			\
-			 { RDMAP_READ_REQ, "ReadReq" },			\
-			 { RDMAP_READ_RESP, "ReadResp" },		\
-			 { RDMAP_SEND, "Send" },			\
-			 { RDMAP_SEND_INVAL, "SendInv" },		\
-			 { RDMAP_SEND_SE, "SendSE" },			\
-			 { RDMAP_SEND_SE_INVAL, "SendSEInv" },		\
-			 { RDMAP_TERMINATE, "Terminate" })
-
 #define SIW_TRACE_NAME	16	/* CEP state names */
 
 #ifndef _SIW_TRACE_HELPERS
@@ -125,12 +106,13 @@ static inline void siw_trace_addr(u8 *dst, const struct sockaddr_storage *src)
  * siw_qp_state - a QP changes state
  *
  * @caller is the function that asked for the change (for ERROR: who
- * found the fault).
+ * found the fault). No event when the state stays.
  */
-TRACE_EVENT(siw_qp_state,
+TRACE_EVENT_CONDITION(siw_qp_state,
 	TP_PROTO(const struct siw_qp *qp, unsigned int from, unsigned int to,
 		 unsigned long caller),
 	TP_ARGS(qp, from, to, caller),
+	TP_CONDITION(from != to),
 	TP_STRUCT__entry(
 		__array(char, dev, IB_DEVICE_NAME_MAX)
 		__field(u32, qpn)
@@ -267,19 +249,17 @@ DEFINE_EVENT(siw_term_class, siw_term_recv,
 );
 
 /*
- * siw_rx_error - a received FPDU is refused
- *
- * @what says what was wrong; layer/etype/ecode are the Terminate it
- * causes; op is the RDMAP opcode of the segment (if its header was read).
+ * siw_rx_error - a received FPDU is refused (the receive engine's one
+ * error path): what was wrong, the RDMAP opcode of the segment if its
+ * header was decoded, and the Terminate it causes (layer, type, code).
  */
 TRACE_EVENT(siw_rx_error,
-	TP_PROTO(const struct siw_qp *qp, unsigned int layer,
-		 unsigned int etype, unsigned int ecode, const char *what),
-	TP_ARGS(qp, layer, etype, ecode, what),
+	TP_PROTO(const struct siw_qp *qp),
+	TP_ARGS(qp),
 	TP_STRUCT__entry(
 		__array(char, dev, IB_DEVICE_NAME_MAX)
 		__field(u32, qpn)
-		__field(u8, op)
+		__array(char, op, 32)
 		__field(u8, layer)
 		__field(u8, etype)
 		__field(u8, ecode)
@@ -288,18 +268,18 @@ TRACE_EVENT(siw_rx_error,
 	TP_fast_assign(
 		strscpy(__entry->dev, qp->sdev->base.name, IB_DEVICE_NAME_MAX);
 		__entry->qpn = qp->base.qp_num;
-		__entry->op = qp->rx.op;
-		__entry->layer = layer;
-		__entry->etype = etype;
-		__entry->ecode = ecode;
-		strscpy(__entry->what, what, sizeof(__entry->what));
+		strscpy(__entry->op, qp->rx.op ? qp->rx.op->name : "-",
+			sizeof(__entry->op));
+		__entry->layer = qp->rx.err.layer;
+		__entry->etype = qp->rx.err.etype;
+		__entry->ecode = qp->rx.err.ecode;
+		strscpy(__entry->what, qp->rx.err.why ?: "?",
+			sizeof(__entry->what));
 	),
 	TP_printk("%s qpn %u op %s: %s (layer %s etype %u ecode 0x%02x)",
-		  __entry->dev, __entry->qpn,
-		  siw_show_rdmap_op(__entry->op),
-		  __entry->what,
-		  siw_show_term_layer(__entry->layer),
-		  __entry->etype, __entry->ecode)
+		  __entry->dev, __entry->qpn, __entry->op, __entry->what,
+		  siw_show_term_layer(__entry->layer), __entry->etype,
+		  __entry->ecode)
 );
 
 /* a work request taken from a send or receive queue */
