@@ -9,7 +9,7 @@
 # "kmemleak-report: ", so user-space output cannot cause false alarms.
 #
 # One exception, proved object by object: a kmemleak line "N new suspected
-# memory leaks" is not counted when, within 30 s after it, the guest logged
+# memory leaks" is not counted when, within 120 s after it, the guest logged
 # N lines "siwtest: kmemleak-waived ADDR KIND FUNCTION" (tests/lib/lib.sh
 # kmemleak_attribute writes them only for an object whose backtrace holds
 # FUNCTION: KIND reference = a function of the kernel's own siw that ours
@@ -39,7 +39,7 @@ for f in "$@"; do
 				next
 			}
 			for (i = 1; i <= n; i++)
-				if (left[i] > 0 && t - at[i] >= 0 && t - at[i] <= 30) {
+				if (left[i] > 0 && t - at[i] >= 0 && t - at[i] <= 120) {
 					if (--left[i] == 0)
 						hit[i] = ""
 					break

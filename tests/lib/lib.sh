@@ -296,7 +296,7 @@ kmemleak_attribute() {
 		END { if (!bad) close_obj() }' <<<"$rep")
 	if [[ -z $proofs || $proofs == *UNPROVED* ]]; then
 		local a=${proofs##*UNPROVED }
-		echo "kmemleak: object ${a:-?} has no backtrace function that only $(basename "$other") has:" >&2
+		echo "kmemleak: object ${a:-?} has no backtrace function that only $other has:" >&2
 		awk -v a="$a" '$0 ~ "^unreferenced object " a { p = 1 } p && /^unreferenced object/ && $0 !~ a { exit } p' <<<"$rep" | head -n 30 >&2
 		return 1
 	fi
