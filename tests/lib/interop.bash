@@ -100,7 +100,8 @@ io_step() {
 	local what=client cmd=$ccmd
 	[[ $SIW_ROLE == b ]] && what=server cmd=$scmd
 	io_log "$name: $what '$cmd' rc=$rc"
-	grep -v 'ping data: ' "$IO_OUT" | tail -n 25 | cut -c1-300 | sed "s/^/[$name] /"
+	# (no output at all is a step failure below, not an abort of the case)
+	{ grep -v 'ping data: ' "$IO_OUT" || true; } | tail -n 25 | cut -c1-300 | sed "s/^/[$name] /"
 	IO_RC=$rc
 	if ((rc == 124)); then
 		io_soft "$name: $what timed out after ${t}s" || true

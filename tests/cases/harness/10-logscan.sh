@@ -15,6 +15,7 @@ bad=(
 	"[   24.100000] BUG: unable to handle page fault for address: ffffed1000000000"
 	"[   24.200000] kernel BUG at lib/list_debug.c:59!"
 	"[   20.000000] general protection fault, probably for non-canonical address 0xdead"
+	"[   20.100000] general protection fault: 0000 [#1] PREEMPT SMP KASAN NOPTI"
 	"[   19.000000] Kernel panic - not syncing: Fatal exception"
 	"[   19.100000] PANIC: double fault, error_code: 0x0"
 	"[   15.100000] Call Trace:"
@@ -75,6 +76,7 @@ cat >"$d/clean.log" <<'LOG'
 [    0.200000] kasan: KernelAddressSanitizer initialized (generic)
 [    0.300000] ODEBUG: selftest passed
 [    1.000000] siw: some info line
+[    1.200000] traps: ib_send_bw[944] general protection fault ip:7f882bd3a472 sp:7ffcbdeda660 error:0 in librdmacm.so.1.3.44.0[7f882bd34000+15000]
 [    1.100000] siwtest: siwtest-mark-1-2-3
 ib_write_bw: WARNING: user-space text with BUG: and Call Trace: must be ignored
 @@CASE-END x rc=0 secs=1
