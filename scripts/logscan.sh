@@ -23,45 +23,44 @@ if [[ ${1:-} == --patterns ]]; then
 	printf '%s\n' "$pat"
 	exit 0
 fi
-hits=0
-for f in "$@"; do
-	[[ -r $f ]] || continue
-	out=$(tr -d '\r' <"$f" | awk -v pat="$pat" -v file="$f" '
-		function ts(l) { if (match(l, /\[ *[0-9]+\.[0-9]+\]/)) return substr(l, RSTART + 1, RLENGTH - 2) + 0; return -1 }
-		function add(l) { n++; at[n] = ts(l); left[n] = 0; hit[n] = sprintf("%s:%d: %s", file, FNR, l) }
-		/siwtest: kmemleak-waived / {
-			t = ts($0)
-			s = $0
-			sub(/.*siwtest: kmemleak-waived /, "", s)
-			split(s, w, " ")
-			if (!((w[2] == "reference" && w[3] ~ /^siw_/) || (w[2] == "selftest" && w[3] == "siw_test_leak"))) {
-				add($0)
-				next
-			}
-			for (i = 1; i <= n; i++)
-				if (left[i] > 0 && t - at[i] >= 0 && t - at[i] <= 120) {
-					if (--left[i] == 0)
-						hit[i] = ""
-					break
-				}
+files=()
+for f in "$@"; do [[ -r $f ]] && files+=("$f"); done
+((${#files[@]})) || exit 0
+# one awk for all files (process starts are slow in a TCG debug guest)
+awk -v pat="$pat" '
+	function ts(l) { if (match(l, /\[ *[0-9]+\.[0-9]+\]/)) return substr(l, RSTART + 1, RLENGTH - 2) + 0; return -1 }
+	function add(l) { n++; at[n] = ts(l); left[n] = 0; hit[n] = sprintf("%s:%d: %s", file, FNR, l) }
+	function flush(  i, k) {
+		k = 0
+		for (i = 1; i <= n; i++) if (hit[i] != "") { k++; if (k <= 20) print hit[i] }
+		if (k > 20) printf "%s: ... %d more\n", file, k - 20
+		if (k) bad = 1
+		n = 0
+	}
+	FNR == 1 { flush(); file = FILENAME }
+	{ sub(/\r$/, "") }
+	/siwtest: kmemleak-waived / {
+		t = ts($0)
+		s = $0
+		sub(/.*siwtest: kmemleak-waived /, "", s)
+		split(s, w, " ")
+		if (!((w[2] == "reference" && w[3] ~ /^siw_/) || (w[2] == "selftest" && w[3] == "siw_test_leak"))) {
+			add($0)
 			next
 		}
-		/\[ *[0-9]+\.[0-9]+\]/ || /^kmemleak-report: / {
-			if ($0 ~ pat) {
-				add($0)
-				if (match($0, /[0-9]+ new suspected memory leak/))
-					left[n] = substr($0, RSTART, RLENGTH) + 0
+		for (i = 1; i <= n; i++)
+			if (left[i] > 0 && t - at[i] >= 0 && t - at[i] <= 120) {
+				if (--left[i] == 0)
+					hit[i] = ""
+				break
 			}
+		next
+	}
+	/\[ *[0-9]+\.[0-9]+\]/ || /^kmemleak-report: / {
+		if ($0 ~ pat) {
+			add($0)
+			if (match($0, /[0-9]+ new suspected memory leak/))
+				left[n] = substr($0, RSTART, RLENGTH) + 0
 		}
-		END {
-			for (i = 1; i <= n; i++) if (hit[i] != "") { k++; if (k <= 20) print hit[i] }
-			if (k > 20) printf "%s: ... %d more\n", file, k - 20
-			exit (k > 0)
-		}')
-	st=$?
-	if [[ $st -ne 0 ]]; then
-		hits=1
-		printf '%s\n' "$out"
-	fi
-done
-exit $hits
+	}
+	END { flush(); exit bad }' "${files[@]}"
