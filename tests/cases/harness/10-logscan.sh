@@ -55,6 +55,7 @@ bad=(
 	"[   25.200000] ref_tracker: reference already released."
 	"[   25.300000] unregister_netdevice: waiting for veth1 to become free. Usage count = 2"
 )
+info "positive samples"
 # one file per sample, one scanner run (a run per sample is slow under TCG)
 i=0 files=()
 for l in "${bad[@]}"; do
@@ -69,6 +70,7 @@ for l in "${bad[@]}"; do
 	grep -q "/bad$i.log:3: " <<<"$out" || fail "scanner missed: $l"
 done
 [[ $(wc -l <<<"$out") -eq ${#bad[@]} ]] || fail "scanner reported other lines than the samples: $out"
+info "clean log"
 cat >"$d/clean.log" <<'LOG'
 [    0.000000] Linux version 6.12.95-siwdebug
 [    0.000000] Kernel command line: console=ttyS0 panic=-1 rcupdate.rcu_cpu_stall_timeout=300
@@ -83,6 +85,7 @@ ib_write_bw: WARNING: user-space text with BUG: and Call Trace: must be ignored
 LOG
 scripts/logscan.sh "$d/clean.log" || fail "scanner flagged a clean log"
 
+info "waivers"
 # kmemleak waivers: N objects need N valid proof lines within 120 s
 leak='[  100.000000] kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)'
 w() { printf '[  %s] siwtest: kmemleak-waived 0xffff88800000000%s %s %s\n' "$1" "$2" "$3" "$4"; }
@@ -103,6 +106,7 @@ waived not-siw 1 "$(w 101.0 1 reference kfree)" "$(w 101.0 2 reference siw_b)"
 waived bad-selftest 1 "$(w 101.0 1 selftest siw_other)" "$(w 101.0 2 selftest siw_test_leak)"
 waived bad-kind 1 "$(w 101.0 1 ours siw_a)" "$(w 101.0 2 reference siw_b)"
 
+info "dmesg_problems_since"
 # dmesg_problems_since uses the same list: fed through a stand-in dmesg (a
 # sample written to /dev/kmsg would fail this boot's own kernel-log scan)
 sample='[   40.000000] siwtest: siwtest-mark-x'
