@@ -12,7 +12,7 @@
 #    leak), and the boot's log scan then still passes.
 # Needs kmemleak: debug kernel only.
 # timeout: 120
-# timeout-debug: 300
+# timeout-debug: 900
 source "$(dirname "$0")/../../lib/lib.sh"
 need_cmd nm insmod rmmod
 [[ -w /sys/kernel/debug/kmemleak ]] || skip "no kmemleak in this kernel (the debug kernel has it)"
