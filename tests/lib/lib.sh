@@ -290,7 +290,8 @@ kmemleak_attribute() {
 		/^unreferenced object 0x/ { close_obj(); addr = $3; proof = ""; next }
 		/\[siw\]/ && proof == "" {
 			fn = $0
-			sub(/^.*\] /, "", fn); sub(/\+0x.*/, "", fn)
+			# "    [<addr>] fn+0x1/0x2 [siw]" (6.1) or "    fn+0x1/0x2 [siw]" (6.12)
+			sub(/^[ \t]*(\[<[0-9a-f]+>\] )?/, "", fn); sub(/\+0x.*/, "", fn)
 			if ((only == "" || fn == only) && (fn in x) && !(fn in o)) proof = fn
 		}
 		END { if (!bad) close_obj() }' <<<"$rep")
