@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Guest side of scripts/bench.sh (run by scripts/vm.sh on the stock kernel).
-# One boot: netns h1/h2 joined by veth (tests/lib.sh netns_pair), then
+# One boot: netns h1/h2 joined by veth (tests/lib/lib.sh netns_pair), then
 #   tcp   iperf3, one stream, h1 -> h2
 #   ours  this project's siw (build/$KVER/siw.ko)
 #   ourszc  the same with zero-copy transmit (modprobe siw zcopy_min=16384)
@@ -11,7 +11,7 @@
 # $SIW_BENCH_RAW (TSV, see the header line); scripts/bench.sh makes the
 # table. Env: SIW_BENCH_REPS (3), SIW_BENCH_SCALE (1; iteration counts
 # are multiplied by it, may be fractional), SIW_BENCH_IMPLS ("tcp ours ref rxe").
-source tests/lib.sh
+source tests/lib/lib.sh
 set +e +E
 trap - ERR
 raw=${SIW_BENCH_RAW:?}
@@ -35,7 +35,7 @@ row() {
 }
 now() { date +%s.%N; }
 
-# netns h1/h2 joined by veth1/veth2 (as tests/lib.sh netns_pair) but with
+# netns h1/h2 joined by veth1/veth2 (as tests/lib/lib.sh netns_pair) but with
 # distinct ifindexes: the kernel's siw binds a wildcard listener of each
 # device to that device's ifindex, in the LISTENING process's netns; with
 # veth1 and veth2 both ifindex 2 (per-netns numbering) the second listener

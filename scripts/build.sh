@@ -30,7 +30,7 @@ done
 [[ -e $out/siw.ko ]] || { echo "build.sh: siw.ko not produced" >&2; exit 1; }
 ls "$out"/*.ko
 
-# Module index as the guest will see it after tests/lib.sh siw_install
+# Module index as the guest will see it after tests/lib/lib.sh siw_install
 # (our *.ko in updates/): depmod is run here, natively, because in the
 # guest it reads every module of the kernel over 9p (minutes under TCG).
 mi=$out/modindex

@@ -3,21 +3,20 @@
 # Guest side of tests/run: runs the cases of one boot (one group, or several
 # groups one after the other) in this VM.
 # Env (from tests/run via vm.sh):
-#   SIW_GROUP_DIR   directory the case paths are relative to (absolute)
-#   SIW_CASES       "[group/]case.sh:TIMEOUT ..." in run order
-#   SIW_CASE_OUTDIR where to write [group/]<case>[.<role>].out and the
-#                   results file
-#   SIW_RESULTS     results file name (default "results"; [.<role>] added)
-# Each case runs in its own process with a hard timeout, cwd = tree top,
-# output to its .out file. Console markers:
+#   SIW_CASES    "group/case.sh:TIMEOUT ..." in run order (paths below
+#                tests/cases)
+#   SIW_RESULTS  results file (absolute; [.<role>] added); the cases'
+#                group/<case>[.<role>].out files go to its directory
+# Each case runs in its own bash process with a hard timeout, cwd = tree
+# top, SIW_CASE = its name, output to its .out file. Console markers:
 #   @@CASE-BEGIN <case>      @@CASE-END <case> rc=N secs=S
 # results line: "<case> PASS|FAIL|SKIP <rc> <secs> <reason...>"
 set -uo pipefail
 top=${SIW_TOP:?}
-out=${SIW_CASE_OUTDIR:?}
 sfx=${SIW_ROLE:+.$SIW_ROLE}
+res=${SIW_RESULTS:?}$sfx
+out=$(dirname "$res")
 mkdir -p "$out"
-res=$out/${SIW_RESULTS:-results}$sfx
 : >"$res"
 
 peer_ok=1
@@ -46,12 +45,12 @@ for spec in $SIW_CASES; do
 		rc=0
 		if [[ -n ${SIW_ROLE:-} ]]; then
 			# Both guests start each case together.
-			(source "$top/tests/lib.sh"; pair_barrier "case-$i-${name//\//-}" 600 $((46000 + i))) >"$of" 2>&1 || rc=1
+			(source "$top/tests/lib/lib.sh"; pair_barrier "case-$i-${name//\//-}" 600 $((46000 + i))) >"$of" 2>&1 || rc=1
 		fi
 		if ((rc == 0)); then
 			# timeout makes itself a process-group leader and kills the whole
 			# group on expiry; leftovers of a finished case are killed too.
-			SIW_CASE=${name##*/} SIW_CASE_TIMEOUT=$t timeout -k 10 "$t" bash -c 'cd "$SIW_TOP" && exec "$0"' "$SIW_GROUP_DIR/$c" </dev/null >>"$of" 2>&1 &
+			SIW_CASE=${name##*/} timeout -k 10 "$t" bash -c 'cd "$SIW_TOP" && exec bash "$0"' "$top/tests/cases/$c" </dev/null >>"$of" 2>&1 &
 			tpid=$!
 			wait "$tpid" || rc=$?
 			kill -KILL -- "-$tpid" 2>/dev/null

@@ -1,8 +1,9 @@
 #!/bin/bash
 # Stage 2 init: PID 1 in the guest's overlay root (started by
 # scripts/initramfs-init). Sets up the system, runs the guest command
-# described by $SIWVM_RUN/env as root in the project tree, reports its exit
-# status (console marker "@@SIWVM-EXIT rc=N" and file $SIWVM_RUN/rc),
+# described by <run dir>/env (kernel argument siwvm.run=) as root in the
+# project tree, reports its exit status (console marker "@@SIWVM-EXIT rc=N"
+# and file <run dir>/rc),
 # dumps dmesg / kmemleak, then powers off.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root TERM=dumb LANG=C.UTF-8
@@ -22,9 +23,11 @@ mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
 mkdir -p /dev/pts /dev/shm
 mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm
-mount -t tmpfs -o mode=1777 tmpfs /tmp
-mount -t tmpfs -o mode=0755 tmpfs /run
-mount -t tmpfs -o mode=1777 tmpfs /var/tmp
+# /tmp, /run, /var/tmp: tmpfs, mounted by initramfs-init before the tree
+# (a checkout under /tmp stays visible)
+mountpoint -q /tmp || mount -t tmpfs -o mode=1777 tmpfs /tmp
+mountpoint -q /run || mount -t tmpfs -o mode=0755 tmpfs /run
+mountpoint -q /var/tmp || mount -t tmpfs -o mode=1777 tmpfs /var/tmp
 mkdir -p /run/lock /run/netns
 echo "vm-guest-init: mounts done, uptime $(cut -d" " -f1 /proc/uptime)"
 modprobe -q configfs 2>/dev/null
@@ -34,21 +37,22 @@ mountpoint -q /sys/fs/cgroup || mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/n
 [[ -e /dev/fd ]] || ln -s /proc/self/fd /dev/fd
 echo 1 >/proc/sys/kernel/sysrq
 
-SIWVM_RUN=
+rundir=
 for w in $(</proc/cmdline); do
-	case $w in siwvm.run=*) SIWVM_RUN=${w#siwvm.run=} ;; esac
+	case $w in siwvm.run=*) rundir=${w#siwvm.run=} ;; esac
 done
-if [[ -z $SIWVM_RUN || ! -r $SIWVM_RUN/env ]]; then
-	echo "vm-guest-init: no run directory (siwvm.run=$SIWVM_RUN)"
+if [[ -z $rundir || ! -r $rundir/env ]]; then
+	echo "vm-guest-init: no run directory (siwvm.run=$rundir)"
 	echo "@@SIWVM-EXIT rc=251"
 	poweroff_now
 fi
-export SIWVM_RUN
+vm_timeout=600 vm_cmd=()
 # shellcheck disable=SC1091
-source "$SIWVM_RUN/env"   # exports the passed env + SIWVM_* settings
+source "$rundir/env"   # exports the passed SIW_* env; sets vm_timeout, vm_cmd
 
-hostname "${SIWVM_HOSTNAME:-siw-vm}"
-echo "127.0.1.1 ${SIWVM_HOSTNAME:-siw-vm}" >>/etc/hosts
+host=siw-${SIW_ROLE:-vm}
+hostname "$host"
+echo "127.0.1.1 $host" >>/etc/hosts
 ip link set lo up
 if [[ -n ${SIW_MY_IP:-} ]]; then
 	ip link set eth0 up
@@ -63,11 +67,11 @@ if [[ -w $kmemleak ]]; then
 fi
 
 echo "@@SIWVM-START $(date +%s) uptime=$(cut -d' ' -f1 /proc/uptime) host=$(hostname) kernel=$(uname -r)"
-cd "$SIWVM_TOP" || { echo "@@SIWVM-EXIT rc=252"; poweroff_now; }
+cd "$SIW_TOP" || { echo "@@SIWVM-EXIT rc=252"; poweroff_now; }
 # The command runs as root in its own session; hard guest-side timeout.
-timeout -k 10 "${SIWVM_TIMEOUT:-600}" "${SIWVM_CMD[@]}" </dev/null
+timeout -k 10 "$vm_timeout" "${vm_cmd[@]}" </dev/null
 rc=$?
-[[ $rc -eq 124 ]] && echo "vm-guest-init: guest command timed out after ${SIWVM_TIMEOUT}s"
+[[ $rc -eq 124 ]] && echo "vm-guest-init: guest command timed out after ${vm_timeout}s"
 cd /
 
 if [[ -w $kmemleak ]]; then
@@ -78,8 +82,8 @@ if [[ -w $kmemleak ]]; then
 	# Prefixed so the host's log scanner sees the report lines.
 	sed 's/^/kmemleak-report: /' "$kmemleak"
 fi
-dmesg >"$SIWVM_RUN/dmesg.txt" 2>/dev/null
-echo "$rc" >"$SIWVM_RUN/rc"
+dmesg >"$rundir/dmesg.txt" 2>/dev/null
+echo "$rc" >"$rundir/rc"
 sync
 echo "@@SIWVM-EXIT rc=$rc uptime=$(cut -d' ' -f1 /proc/uptime)"
 poweroff_now

@@ -17,9 +17,9 @@
 #               of the caller's environment are passed through as well.
 #   -q          do not stream the console to stdout (log file only)
 #
-# Guest environment: SIW_TOP (tree, same path as on the host), SIW_KVER
-# (uname -r of the guest), SIW_KERNEL (stock|debug), SIW_ROLE/SIW_MY_IP/
-# SIW_PEER_IP in pair mode, plus passed variables.
+# Guest environment: SIW_TOP (tree, same path as on the host), SIW_KERNEL
+# (stock|debug), SIW_ROLE/SIW_MY_IP/SIW_PEER_IP in pair mode, plus passed
+# variables.
 #
 # Exit status: the guest script's status; 124 = wall-clock timeout (qemu
 # killed); 125 = guest ended without reporting a status (crash/panic);
@@ -92,7 +92,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# write_env RUNDIR ROLE: the guest's env file (sourced by vm-guest-init.sh)
+# write_env RUNDIR ROLE: the guest's env file (sourced by vm-guest-init.sh):
+# exported SIW_* variables for the guest command, and vm_timeout / vm_cmd
+# for vm-guest-init.sh itself
 write_env() {
 	local rd=$1 role=$2 v
 	{
@@ -101,16 +103,14 @@ write_env() {
 			[[ $v == SIW_* ]] && printf 'export %s=%q\n' "$v" "${!v}"
 		done < <(compgen -e)
 		for v in "${extra_env[@]}"; do printf 'export %s=%q\n' "${v%%=*}" "${v#*=}"; done
-		printf 'export SIW_TOP=%q SIWVM_TOP=%q SIW_KVER=%q SIW_KERNEL=%q\n' "$top" "$top" "$kver" "$kname"
-		printf 'export SIWVM_TIMEOUT=%q\n' "$gtimeout"
+		printf 'export SIW_TOP=%q SIW_KERNEL=%q\n' "$top" "$kname"
 		if [[ -n $role ]]; then
 			local me=1 peer=2
 			[[ $role == b ]] && me=2 peer=1
-			printf 'export SIW_ROLE=%s SIW_PAIR=1 SIW_MY_IP=10.77.0.%s SIW_PEER_IP=10.77.0.%s SIWVM_HOSTNAME=siw-%s\n' "$role" "$me" "$peer" "$role"
-		else
-			printf 'export SIWVM_HOSTNAME=siw-vm\n'
+			printf 'export SIW_ROLE=%s SIW_MY_IP=10.77.0.%s SIW_PEER_IP=10.77.0.%s\n' "$role" "$me" "$peer"
 		fi
-		printf 'SIWVM_CMD=(%q' bash; printf ' %q' "$script" "$@"; printf ')\n'
+		printf 'vm_timeout=%q\n' "$gtimeout"
+		printf 'vm_cmd=(%q' bash; printf ' %q' "$script" "$@"; printf ')\n'
 	} >"$rd/env"
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2119
 # Guest part of scripts/demo.sh (runs inside the VM as root).
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/lib.sh"
 trap - ERR
 siw_load
 echo "== siw loaded: $(modinfo -n siw)"

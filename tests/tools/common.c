@@ -26,16 +26,19 @@ static inline uint64_t mix64(uint64_t z)
 uint8_t pat_byte(uint64_t key, uint64_t k)
 {
 	uint64_t w = mix64(key * 0x9E3779B97F4A7C15ULL + (k >> 3) + 1);
+
 	return (uint8_t)(w >> ((k & 7) * 8));
 }
 
 void pat_fill(uint8_t *dst, uint64_t key, uint64_t k0, size_t len)
 {
 	size_t i = 0;
+
 	while (i < len && ((k0 + i) & 7))
 		dst[i] = pat_byte(key, k0 + i), i++;
 	for (; i + 8 <= len; i += 8) {
 		uint64_t w = mix64(key * 0x9E3779B97F4A7C15ULL + ((k0 + i) >> 3) + 1);
+
 		memcpy(dst + i, &w, 8); /* little endian: byte j == w >> 8j */
 	}
 	for (; i < len; i++)
@@ -63,6 +66,7 @@ size_t first_diff(const uint8_t *a, const uint8_t *b, size_t len)
 double now_s(void)
 {
 	struct timespec ts;
+
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
@@ -92,10 +96,11 @@ const char *wc_status_name(enum ibv_wc_status st)
 int poll_one(struct ibv_cq *cq, struct ibv_wc *wc, double timeout)
 {
 	double end = now_s() + timeout;
-	unsigned spin = 0;
+	unsigned int spin = 0;
 
 	for (;;) {
 		int n = ibv_poll_cq(cq, 1, wc);
+
 		if (n < 0)
 			return -1;
 		if (n == 1)
@@ -104,6 +109,7 @@ int poll_one(struct ibv_cq *cq, struct ibv_wc *wc, double timeout)
 			return 0;
 		if (++spin > 1000) {
 			struct timespec ts = { 0, 50000 };
+
 			nanosleep(&ts, NULL);
 		}
 	}
@@ -123,19 +129,22 @@ struct rdma_cm_event *cm_wait(struct rdma_event_channel *ch, double timeout)
 	if (!(fl & O_NONBLOCK))
 		fcntl(ch->fd, F_SETFL, fl | O_NONBLOCK);
 	double end = now_s() + timeout;
+
 	for (;;) {
 		if (!rdma_get_cm_event(ch, &ev))
 			return ev;
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			return NULL;
 		double left = end - now_s();
+
 		if (left <= 0)
 			return NULL;
 		poll(&pfd, 1, (int)(left * 1000) + 1);
 	}
 }
 
-struct rdma_cm_event *cm_expect(struct rdma_event_channel *ch, enum rdma_cm_event_type want, double timeout)
+struct rdma_cm_event *cm_expect(struct rdma_event_channel *ch, enum rdma_cm_event_type want,
+				double timeout)
 {
 	struct rdma_cm_event *ev = cm_wait(ch, timeout);
 
@@ -160,12 +169,14 @@ int async_wait(struct ibv_context *ctx, struct ibv_async_event *ev, double timeo
 	if (!(fl & O_NONBLOCK))
 		fcntl(ctx->async_fd, F_SETFL, fl | O_NONBLOCK);
 	double end = now_s() + timeout;
+
 	for (;;) {
 		if (!ibv_get_async_event(ctx, ev)) {
 			ibv_ack_async_event(ev);
 			return 1;
 		}
 		double left = end - now_s();
+
 		if (left <= 0)
 			return 0;
 		poll(&pfd, 1, (int)(left * 1000) + 1);
@@ -205,23 +216,28 @@ int lb_pair_create(struct lb_pair *lp, const char *addr, int port,
 		return -1;
 	}
 	rdma_freeaddrinfo(res);
-	if (!(ev = cm_expect(lp->ch, RDMA_CM_EVENT_ADDR_RESOLVED, timeout)))
+	ev = cm_expect(lp->ch, RDMA_CM_EVENT_ADDR_RESOLVED, timeout);
+	if (!ev)
 		return -1;
 	rdma_ack_cm_event(ev);
 	if (rdma_resolve_route(lp->cli, 2000))
 		return -1;
-	if (!(ev = cm_expect(lp->ch, RDMA_CM_EVENT_ROUTE_RESOLVED, timeout)))
+	ev = cm_expect(lp->ch, RDMA_CM_EVENT_ROUTE_RESOLVED, timeout);
+	if (!ev)
 		return -1;
 	rdma_ack_cm_event(ev);
 	lp->ctx = lp->cli->verbs;
 	lp->pd = ibv_alloc_pd(lp->ctx);
-	lp->cq_cli = ibv_create_cq(lp->ctx, cap->cap.max_send_wr + cap->cap.max_recv_wr + 1, NULL, NULL, 0);
-	lp->cq_srv = ibv_create_cq(lp->ctx, cap->cap.max_send_wr + cap->cap.max_recv_wr + 1, NULL, NULL, 0);
+	lp->cq_cli = ibv_create_cq(lp->ctx, cap->cap.max_send_wr + cap->cap.max_recv_wr + 1, NULL,
+				   NULL, 0);
+	lp->cq_srv = ibv_create_cq(lp->ctx, cap->cap.max_send_wr + cap->cap.max_recv_wr + 1, NULL,
+				   NULL, 0);
 	if (!lp->pd || !lp->cq_cli || !lp->cq_srv)
 		return -1;
 	qa = *cap;
 	qa.qp_type = IBV_QPT_RC;
-	qa.send_cq = qa.recv_cq = lp->cq_cli;
+	qa.send_cq = lp->cq_cli;
+	qa.recv_cq = lp->cq_cli;
 	if (lb_pre_cli_qp)
 		lb_pre_cli_qp();
 	if (rdma_create_qp(lp->cli, lp->pd, &qa)) {
@@ -240,6 +256,7 @@ int lb_pair_create(struct lb_pair *lp, const char *addr, int port,
 	}
 	int est = 0;
 	double end = now_s() + timeout;
+
 	while (est < 2) {
 		ev = cm_wait(lp->ch, end - now_s());
 		if (!ev) {
@@ -250,7 +267,8 @@ int lb_pair_create(struct lb_pair *lp, const char *addr, int port,
 			lp->srv = ev->id;
 			qa = *cap;
 			qa.qp_type = IBV_QPT_RC;
-			qa.send_cq = qa.recv_cq = lp->cq_srv;
+			qa.send_cq = lp->cq_srv;
+			qa.recv_cq = lp->cq_srv;
 			if (lp->srv->verbs != lp->ctx)
 				printf("# note: server id on a different verbs context\n");
 			if (rdma_create_qp(lp->srv, lp->pd, &qa) || rdma_accept(lp->srv, &cp)) {
@@ -279,6 +297,7 @@ void lb_pair_destroy(struct lb_pair *lp)
 	struct rdma_cm_event *ev;
 	double end = now_s() + 1.0;
 	int disc = 0;
+
 	while (disc < 2 && (ev = cm_wait(lp->ch, end - now_s()))) {
 		if (ev->event == RDMA_CM_EVENT_DISCONNECTED)
 			disc++;

@@ -12,23 +12,53 @@
 extern int t_failures;
 extern int t_verbose;
 
-#define OK(...)   do { printf("ok - "); printf(__VA_ARGS__); printf("\n"); fflush(stdout); } while (0)
-#define FAIL(...) do { t_failures++; printf("FAIL - "); printf(__VA_ARGS__); printf("\n"); fflush(stdout); } while (0)
-#define NOTE(...) do { printf("# "); printf(__VA_ARGS__); printf("\n"); fflush(stdout); } while (0)
+#define OK(...) do {				\
+		printf("ok - ");		\
+		printf(__VA_ARGS__);		\
+		printf("\n");			\
+		fflush(stdout);			\
+	} while (0)
+#define FAIL(...) do {				\
+		t_failures++;			\
+		printf("FAIL - ");		\
+		printf(__VA_ARGS__);		\
+		printf("\n");			\
+		fflush(stdout);			\
+	} while (0)
+#define NOTE(...) do {				\
+		printf("# ");			\
+		printf(__VA_ARGS__);		\
+		printf("\n");			\
+		fflush(stdout);			\
+	} while (0)
 extern char t_context[256]; /* what the tool is doing now; printed by DIE */
-#define DIE(...)  do { printf("FAIL - fatal: "); printf(__VA_ARGS__); \
-		       if (t_context[0]) printf(" [during: %s]", t_context); \
-		       printf("\n"); fflush(stdout); exit(1); } while (0)
-#define CHECK(cond, ...) do { if (cond) OK(__VA_ARGS__); else FAIL(__VA_ARGS__); } while (0)
+#define DIE(...) do {						\
+		printf("FAIL - fatal: ");			\
+		printf(__VA_ARGS__);				\
+		if (t_context[0])				\
+			printf(" [during: %s]", t_context);	\
+		printf("\n");					\
+		fflush(stdout);					\
+		exit(1);					\
+	} while (0)
+#define CHECK(cond, ...) do {			\
+		if (cond)			\
+			OK(__VA_ARGS__);	\
+		else				\
+			FAIL(__VA_ARGS__);	\
+	} while (0)
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* splitmix64: deterministic PRNG, identical on both peers for a given seed */
 static inline uint64_t sm64(uint64_t *s)
 {
 	uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+
 	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
 	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
 	return z ^ (z >> 31);
 }
+
 /* uniform in [lo, hi] */
 static inline uint64_t rnd_range(uint64_t *s, uint64_t lo, uint64_t hi)
 {
@@ -50,20 +80,24 @@ struct ibv_context *open_dev(const char *name);
 const char *wc_status_name(enum ibv_wc_status st);
 
 /* Poll 'cq' for one completion; busy-poll with short sleeps until deadline
- * (seconds from now).  Returns 1 with *wc filled, 0 on timeout, -1 on error. */
+ * (seconds from now).  Returns 1 with *wc filled, 0 on timeout, -1 on error.
+ */
 int poll_one(struct ibv_cq *cq, struct ibv_wc *wc, double timeout);
 
 /* Wait for the next rdma_cm event on 'ch' (timeout seconds).
- * Returns the event (must be acked) or NULL on timeout/error. */
+ * Returns the event (must be acked) or NULL on timeout/error.
+ */
 struct rdma_cm_event *cm_wait(struct rdma_event_channel *ch, double timeout);
 const char *cm_ev_name(enum rdma_cm_event_type t);
 /* Wait for event of type 'want'; returns it (caller acks) or NULL. */
-struct rdma_cm_event *cm_expect(struct rdma_event_channel *ch, enum rdma_cm_event_type want, double timeout);
+struct rdma_cm_event *cm_expect(struct rdma_event_channel *ch, enum rdma_cm_event_type want,
+				double timeout);
 /* wait for an async event on ctx; returns 1 and fills ev (acked), 0 timeout */
 int async_wait(struct ibv_context *ctx, struct ibv_async_event *ev, double timeout);
 
 /* Loopback RC pair in one process over rdma_cm (listen on addr:port and
- * connect to it).  Both QPs share pd (created on the listener's device). */
+ * connect to it).  Both QPs share pd (created on the listener's device).
+ */
 struct lb_pair {
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *listen, *cli, *srv;
@@ -72,6 +106,7 @@ struct lb_pair {
 	struct ibv_context *ctx;
 	struct ibv_qp_cap cli_cap; /* as returned by rdma_create_qp */
 };
+
 /* optional hooks run right before/after the client QP is created */
 extern void (*lb_pre_cli_qp)(void);
 extern void (*lb_post_cli_qp)(void);

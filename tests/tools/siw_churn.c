@@ -49,6 +49,7 @@ static int build(struct graph *g, uint64_t *rs)
 	};
 	for (int k = 0; k < 4; k++) {
 		size_t len = (size_t)rnd_range(rs, 1, 16384);
+
 		g->mr[k] = ibv_reg_mr(g->pd, g->buf + k * 16384, len, acc[k]);
 		if (!g->mr[k])
 			return -1;
@@ -61,10 +62,13 @@ static int build(struct graph *g, uint64_t *rs)
 	if (!g->cq[0] || !g->cq[1])
 		return -1;
 	ibv_req_notify_cq(g->cq[0], 0);
-	struct ibv_srq_init_attr sa = { .attr = { .max_wr = (uint32_t)rnd_range(rs, 1, 128), .max_sge = 1 } };
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = (uint32_t)rnd_range(rs, 1,
+			128), .max_sge = 1 } };
+
 	g->srq = ibv_create_srq(g->pd, &sa); /* optional: device may lack SRQ */
 	for (int k = 0; k < 4; k++) {
 		struct ibv_qp_init_attr qa = { 0 };
+
 		qa.qp_type = IBV_QPT_RC;
 		qa.send_cq = g->cq[k & 1];
 		qa.recv_cq = g->cq[(k >> 1) & 1];
@@ -80,7 +84,9 @@ static int build(struct graph *g, uint64_t *rs)
 	/* post a few receives so there is work to flush */
 	for (int k = 0; k < 4; k++) {
 		struct ibv_sge sge = { (uintptr_t)g->buf, 64, g->mr[0]->lkey };
-		struct ibv_recv_wr wr = { .wr_id = (uint64_t)k, .sg_list = &sge, .num_sge = 1 }, *bad;
+		struct ibv_recv_wr wr = { .wr_id = (uint64_t)k, .sg_list = &sge, .num_sge = 1 },
+		*bad;
+
 		if (g->qp[k]->srq)
 			ibv_post_srq_recv(g->srq, &wr, &bad);
 		else
@@ -89,7 +95,8 @@ static int build(struct graph *g, uint64_t *rs)
 	/* move one QP to INIT and one to ERR */
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
 				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
-	if (ibv_modify_qp(g->qp[1], &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+	if (ibv_modify_qp(g->qp[1], &a,
+			  IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
 		ibv_modify_qp(g->qp[1], &a, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS);
 	a.qp_state = IBV_QPS_ERR;
 	ibv_modify_qp(g->qp[2], &a, IBV_QP_STATE);
@@ -134,17 +141,27 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	while ((c = getopt(argc, argv, "d:n:k:S:")) != -1) {
 		switch (c) {
-		case 'd': dev = optarg; break;
-		case 'n': cycles = atoi(optarg); break;
-		case 'k': kills = atoi(optarg); break;
-		case 'S': rs = strtoull(optarg, NULL, 0); break;
+		case 'd':
+			dev = optarg;
+			break;
+		case 'n':
+			cycles = atoi(optarg);
+			break;
+		case 'k':
+			kills = atoi(optarg);
+			break;
+		case 'S':
+			rs = strtoull(optarg, NULL, 0);
+			break;
 		default:
-			fprintf(stderr, "usage: siw_churn -d DEV [-n cycles] [-k kills] [-S seed]\n");
+			fprintf(stderr,
+				"usage: siw_churn -d DEV [-n cycles] [-k kills] [-S seed]\n");
 			return 2;
 		}
 	}
 	alarm(3000);
 	struct ibv_context *probe = open_dev(dev);
+
 	if (!probe)
 		DIE("cannot open device %s", dev ? dev : "(first)");
 	ibv_close_device(probe);
@@ -152,15 +169,18 @@ int main(int argc, char **argv)
 	/* phase 1: churn */
 	int fails = 0, bad = 0, leaks = 0;
 	double t0 = now_s();
+
 	for (int i = 0; i < cycles; i++) {
 		struct graph g;
+
 		if (build(&g, &rs)) {
 			if (fails++ < 5)
 				printf("# cycle %d: build failed: %s\n", i, strerror(errno));
 		}
 		if (i % 10 == 9 && g.ctx) {
 			/* close the device with every object still alive:
-			 * the kernel must clean up on fd release */
+			 * the kernel must clean up on fd release
+			 */
 			ibv_close_device(g.ctx);
 			free(g.buf);
 			leaks++;
@@ -168,29 +188,35 @@ int main(int argc, char **argv)
 			bad += teardown(&g);
 		}
 	}
-	CHECK(fails == 0, "churn: %d cycles of ctx/PD/4 MR/2 CQ/SRQ/4 QP (%d build failures) in %.1fs",
+	CHECK(fails == 0,
+	      "churn: %d cycles of ctx/PD/4 MR/2 CQ/SRQ/4 QP (%d build failures) in %.1fs",
 	      cycles, fails, now_s() - t0);
 	CHECK(bad == 0, "churn: all destroy calls succeeded (%d failed)", bad);
 	NOTE("%d cycles closed the device with live objects", leaks);
 
 	/* phase 2: SIGKILL children holding objects */
 	int ok_kills = 0;
+
 	for (int k = 0; k < kills; k++) {
 		int p[2];
+
 		if (pipe(p))
 			DIE("pipe");
 		pid_t pid = fork();
+
 		if (pid == 0) {
 			close(p[0]);
 			uint64_t crs = rs + (uint64_t)k;
 			struct graph g;
 			int r = build(&g, &crs);
+
 			if (write(p[1], r ? "E" : "R", 1) < 0)
 				_exit(3);
 			if (k & 1) {
 				/* mid-churn: keep building and tearing down */
 				for (;;) {
 					struct graph h;
+
 					build(&h, &crs);
 					teardown(&h);
 				}
@@ -200,13 +226,16 @@ int main(int argc, char **argv)
 		}
 		close(p[1]);
 		char ch = 0;
+
 		if (read(p[0], &ch, 1) != 1)
 			ch = '?';
 		close(p[0]);
 		struct timespec ts = { 0, (long)rnd_range(&rs, 0, 50) * 1000000L };
+
 		nanosleep(&ts, NULL);
 		kill(pid, SIGKILL);
 		int st;
+
 		waitpid(pid, &st, 0);
 		if (ch == 'R' && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
 			ok_kills++;
@@ -217,6 +246,7 @@ int main(int argc, char **argv)
 	/* the device must still be usable */
 	struct graph g;
 	int r = build(&g, &rs);
+
 	CHECK(r == 0, "object graph can be built after the kills");
 	CHECK(teardown(&g) == 0, "and torn down");
 	printf("# %d failure(s)\n", t_failures);

@@ -251,8 +251,8 @@ static int do_connect(const char *ap, const char *expect, const char *pdata,
 		if (rdma_disconnect(id))
 			DIE("rdma_disconnect: %s", strerror(errno));
 		ev = cm_expect(ch, RDMA_CM_EVENT_DISCONNECTED, 15);
-		CHECK(ev != NULL, "disconnected");
-		ok &= ev != NULL;
+		CHECK(ev, "disconnected");
+		ok &= !!ev;
 	}
 	if (ev)
 		rdma_ack_cm_event(ev);

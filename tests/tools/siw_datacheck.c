@@ -46,7 +46,7 @@
 
 enum msg_type { M_HELLO = 1, M_READY, M_DONE, M_FIN, M_BURST, M_CONT };
 enum op_type { OP_SEND, OP_WRITE, OP_READ };
-static const char *op_name[] = { "SEND", "WRITE", "READ" };
+static const char * const op_name[] = { "SEND", "WRITE", "READ" };
 
 enum err_kind { E_NONE, E_BAD_RKEY, E_BAD_RKEY_READ, E_OOB_WRITE, E_OOB_READ,
 		E_NO_REMOTE_WRITE, E_SEND_NO_RECV, E_INVALIDATED, E_NUM };
@@ -75,33 +75,41 @@ enum err_kind { E_NONE, E_BAD_RKEY, E_BAD_RKEY_READ, E_OOB_WRITE, E_OOB_READ,
 #define S(x) (1u << (x))
 static const struct err_spec {
 	const char *name;
-	unsigned preferred;  /* bitmask of enum ibv_wc_status */
-	unsigned accepted;   /* also acceptable (documented above) */
+	unsigned int preferred;  /* bitmask of enum ibv_wc_status */
+	unsigned int accepted;   /* also acceptable (documented above) */
 } err_table[E_NUM] = {
 	[E_NONE]            = { "none", S(IBV_WC_SUCCESS), 0 },
 	/* RFC 5041 7.2: tagged, Invalid STag (0x00); RFC 5040 7.4 prot. error */
 	[E_BAD_RKEY]        = { "bad-rkey", S(IBV_WC_REM_ACCESS_ERR),
-				S(IBV_WC_SUCCESS) | S(IBV_WC_REM_OP_ERR) | S(IBV_WC_REM_INV_REQ_ERR) },
+				S(IBV_WC_SUCCESS) | S(IBV_WC_REM_OP_ERR) |
+				S(IBV_WC_REM_INV_REQ_ERR) },
 	[E_BAD_RKEY_READ]   = { "bad-rkey-read", S(IBV_WC_REM_ACCESS_ERR),
-				S(IBV_WC_REM_OP_ERR) | S(IBV_WC_GENERAL_ERR) | S(IBV_WC_WR_FLUSH_ERR) },
+				S(IBV_WC_REM_OP_ERR) | S(IBV_WC_GENERAL_ERR) |
+				S(IBV_WC_WR_FLUSH_ERR) },
 	/* RFC 5041 7.2: tagged, Base or bounds violation (0x01) */
 	[E_OOB_WRITE]       = { "oob-write", S(IBV_WC_REM_ACCESS_ERR),
-				S(IBV_WC_SUCCESS) | S(IBV_WC_REM_OP_ERR) | S(IBV_WC_REM_INV_REQ_ERR) },
+				S(IBV_WC_SUCCESS) | S(IBV_WC_REM_OP_ERR) |
+				S(IBV_WC_REM_INV_REQ_ERR) },
 	[E_OOB_READ]        = { "oob-read", S(IBV_WC_REM_ACCESS_ERR),
-				S(IBV_WC_REM_OP_ERR) | S(IBV_WC_GENERAL_ERR) | S(IBV_WC_WR_FLUSH_ERR) },
+				S(IBV_WC_REM_OP_ERR) | S(IBV_WC_GENERAL_ERR) |
+				S(IBV_WC_WR_FLUSH_ERR) },
 	/* RFC 5040 7.4: Remote Protection Error, access rights violation (0x02) */
 	[E_NO_REMOTE_WRITE] = { "no-remote-write", S(IBV_WC_REM_ACCESS_ERR),
-				S(IBV_WC_SUCCESS) | S(IBV_WC_REM_OP_ERR) | S(IBV_WC_REM_INV_REQ_ERR) },
+				S(IBV_WC_SUCCESS) | S(IBV_WC_REM_OP_ERR) |
+				S(IBV_WC_REM_INV_REQ_ERR) },
 	/* RFC 5041 7.2: untagged, Invalid MSN - no buffer available (0x02) */
 	[E_SEND_NO_RECV]    = { "send-no-recv", S(IBV_WC_REM_OP_ERR),
-				S(IBV_WC_SUCCESS) | S(IBV_WC_REM_INV_REQ_ERR) | S(IBV_WC_RNR_RETRY_EXC_ERR) |
+				S(IBV_WC_SUCCESS) | S(IBV_WC_REM_INV_REQ_ERR) |
+				S(IBV_WC_RNR_RETRY_EXC_ERR) |
 				S(IBV_WC_REM_ACCESS_ERR) | S(IBV_WC_GENERAL_ERR) },
 	/* RFC 5040 6.x/7.4: Send with Invalidate then RDMA Write with the
 	 * invalidated STag (Invalid STag).  The op checked is the WRITE; if the
 	 * provider refuses to invalidate a plain MR, the Send itself fails and
-	 * that is accepted too (see do_client_error). */
+	 * that is accepted too (see do_client_error).
+	 */
 	[E_INVALIDATED]     = { "invalidated", S(IBV_WC_REM_ACCESS_ERR),
-				S(IBV_WC_SUCCESS) | S(IBV_WC_REM_OP_ERR) | S(IBV_WC_REM_INV_REQ_ERR) |
+				S(IBV_WC_SUCCESS) | S(IBV_WC_REM_OP_ERR) |
+				S(IBV_WC_REM_INV_REQ_ERR) |
 				S(IBV_WC_WR_FLUSH_ERR) | S(IBV_WC_RETRY_EXC_ERR) },
 };
 
@@ -122,6 +130,7 @@ struct buf {
 	size_t total, mrlen;
 	struct ibv_mr *mr;
 };
+
 #define MRBASE(b) ((b)->mem + GUARD)
 
 static struct {
@@ -132,7 +141,7 @@ static struct {
 	int err;
 	double timeout;
 	int verbose;
-	unsigned total;
+	unsigned int total;
 	int fence_reads;
 	int no_empty_sge;	/* every SGE carries >= 1 byte */
 	int no_empty_read;	/* no zero-length READ (asked by the client) */
@@ -156,7 +165,9 @@ static void alarm_handler(int sig)
 {
 	(void)sig;
 	static const char m[] = "FAIL - global timeout (alarm) expired: hang\n";
-	if (write(1, m, sizeof(m) - 1) < 0) { }
+
+	if (write(1, m, sizeof(m) - 1) < 0)
+		_exit(3);
 	_exit(3);
 }
 
@@ -177,7 +188,8 @@ static void buf_alloc(struct buf *b, size_t mrlen, int access)
 }
 
 /* compare whole buffer with shadow; returns 0 if equal */
-static int buf_verify(struct buf *b, const char *what, int iter, const char *op, size_t size, size_t off)
+static int buf_verify(struct buf *b, const char *what, int iter, const char *op, size_t size,
+		      size_t off)
 {
 	size_t d = first_diff(b->mem, b->shadow, b->total);
 
@@ -210,7 +222,8 @@ static void handle_send_wc(struct ibv_wc *wc)
 {
 	if (wc->status != IBV_WC_SUCCESS)
 		DIE("send completion wr_id 0x%llx: %s (%d) opcode %d",
-		    (unsigned long long)wc->wr_id, wc_status_name(wc->status), wc->status, wc->opcode);
+		    (unsigned long long)wc->wr_id, wc_status_name(wc->status), wc->status,
+		    wc->opcode);
 	sig_outstanding--;
 }
 
@@ -225,11 +238,13 @@ static int wait_recv(struct ibv_wc *out)
 
 	if (npend) {
 		*out = pend[0];
-		memmove(pend, pend + 1, (size_t)--npend * sizeof(pend[0]));
+		npend--;
+		memmove(pend, pend + 1, (size_t)npend * sizeof(pend[0]));
 		return 0;
 	}
 	for (;;) {
 		int r = poll_one(cq, &wc, o.timeout);
+
 		if (r <= 0)
 			DIE("timeout/error (%d) waiting for receive completion", r);
 		if (wc.opcode & IBV_WC_RECV) {
@@ -247,11 +262,14 @@ static void drain_sends(void)
 
 	while (sig_outstanding > 0) {
 		int r = poll_one(cq, &wc, o.timeout);
+
 		if (r <= 0)
-			DIE("timeout waiting for send completions (%d outstanding)", sig_outstanding);
+			DIE("timeout waiting for send completions (%d outstanding)",
+			    sig_outstanding);
 		if (wc.opcode & IBV_WC_RECV) {
 			/* e.g. the peer's next message overtook our send
-			 * completion: keep it for wait_recv() */
+			 * completion: keep it for wait_recv()
+			 */
 			if (npend == RQ_DEPTH)
 				DIE("too many receive completions while draining sends");
 			pend[npend++] = wc;
@@ -276,8 +294,10 @@ static void post_send_wr(struct ibv_send_wr *wr)
 	}
 	rc = ibv_post_send(id->qp, wr, &bad);
 	if (rc)
-		DIE("ibv_post_send opcode %d num_sge %d flags 0x%x: rc %d (%s)", wr->opcode, wr->num_sge,
-		    wr->send_flags, rc, rc > 0 ? strerror(rc) : rc == -1 ? strerror(errno) : strerror(-rc));
+		DIE("ibv_post_send opcode %d num_sge %d flags 0x%x: rc %d (%s)", wr->opcode,
+		    wr->num_sge,
+		    wr->send_flags, rc,
+		    rc > 0 ? strerror(rc) : rc == -1 ? strerror(errno) : strerror(-rc));
 }
 
 static void send_ctrl(struct msg *m, int signaled)
@@ -303,6 +323,7 @@ static struct msg *recv_ctrl(uint32_t want)
 	if (!(wc.wr_id & 0x10000))
 		DIE("expected control receive, got wr_id 0x%llx", (unsigned long long)wc.wr_id);
 	struct msg *m = &ctrl_recv[wc.wr_id & 0xffff];
+
 	if (wc.byte_len != sizeof(*m) || m->magic != MAGIC)
 		DIE("bad control message (len %u magic 0x%x)", wc.byte_len, m->magic);
 	if (m->type != want && !(want == M_READY && m->type == M_FIN)) {
@@ -331,13 +352,16 @@ static void setup_qp(struct rdma_cm_id *cid)
 	if (o.srq && o.server) {
 		if (dattr.max_srq_sge > 0 && max_recv_sge > dattr.max_srq_sge)
 			max_recv_sge = dattr.max_srq_sge;
-		struct ibv_srq_init_attr sa = { .attr = { .max_wr = RQ_DEPTH, .max_sge = (uint32_t)max_recv_sge } };
+		struct ibv_srq_init_attr sa = { .attr = { .max_wr = RQ_DEPTH,
+							  .max_sge = (uint32_t)max_recv_sge } };
+
 		srq = ibv_create_srq(pd, &sa);
 		if (!srq)
 			DIE("ibv_create_srq: %s", strerror(errno));
 	}
 	qa.qp_type = IBV_QPT_RC;
-	qa.send_cq = qa.recv_cq = cq;
+	qa.send_cq = cq;
+	qa.recv_cq = cq;
 	qa.srq = srq;
 	qa.cap.max_send_wr = SQ_DEPTH;
 	qa.cap.max_recv_wr = srq ? 0 : RQ_DEPTH;
@@ -373,10 +397,12 @@ struct op {
 static void gen_op(uint64_t seed, int i, size_t region_len, struct op *op)
 {
 	uint64_t s = seed ^ (0x5151ull * (uint64_t)(i + 1)) ^ 0xabcdefull;
+
 	sm64(&s);
 	op->type = (int)rnd_range(&s, 0, 2);
-	unsigned b = (unsigned)rnd_range(&s, 0, 99);
+	unsigned int b = (unsigned int)rnd_range(&s, 0, 99);
 	size_t mx = o.max_size;
+
 	if (b < 5)
 		op->size = 0;
 	else if (b < 25)
@@ -401,6 +427,7 @@ struct piece { size_t off, len; };
 static int gen_layout(uint64_t *s, size_t size, int minn, int maxn, size_t space, struct piece *p)
 {
 	int n = size == 0 ? (int)rnd_range(s, (uint64_t)minn, 1) : (int)rnd_range(s, 1, maxn);
+
 	if (o.no_empty_sge && size == 0 && minn == 0)
 		n = 0;
 	if (n == 0)
@@ -408,8 +435,10 @@ static int gen_layout(uint64_t *s, size_t size, int minn, int maxn, size_t space
 	if ((size_t)n > size && size > 0)
 		n = (int)size;
 	size_t left = size, pos = rnd_range(s, 0, 63);
+
 	for (int k = 0; k < n; k++) {
-		size_t upper = left / (size_t)(n - k) * 2 < left ? left / (size_t)(n - k) * 2 : left;
+		size_t upper = left / (size_t)(n - k) * 2 < left ?
+			       left / (size_t)(n - k) * 2 : left;
 		size_t len = (k == n - 1) ? left : rnd_range(s, o.no_empty_sge ? 1 : 0, upper);
 
 		/* leave at least one byte for each later SGE */
@@ -451,6 +480,7 @@ static int srq_burst_phase(void)
 	if (ibv_modify_srq(srq, &sa, IBV_SRQ_LIMIT))
 		DIE("ibv_modify_srq(limit %d): %s", LIMIT, strerror(errno));
 	struct msg r = { .type = M_BURST, .count = N / 2 };
+
 	r.type = M_BURST;
 	send_ctrl(&r, 1);
 	for (int k = 0; k < N / 2; k++)
@@ -459,14 +489,16 @@ static int srq_burst_phase(void)
 	if (async_wait(id->verbs, &ev, 0.3)) {
 		FAIL("srq: async event %s before the posted count dropped below the limit",
 		     ibv_event_type_str(ev.event_type));
-	} else
+	} else {
 		OK("srq: no limit event while %d WQEs posted (limit %d)", N / 2, LIMIT);
+	}
 	r.type = M_CONT;
 	r.count = N / 2;
 	send_ctrl(&r, 1);
 	for (int k = 0; k < N / 2; k++)
 		recv_ctrl(M_BURST);
 	double end = now_s() + 5;
+
 	while (now_s() < end && async_wait(id->verbs, &ev, end - now_s())) {
 		if (ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED) {
 			got = 1;
@@ -476,12 +508,14 @@ static int srq_burst_phase(void)
 	}
 	CHECK(got, "srq: IBV_EVENT_SRQ_LIMIT_REACHED after consumption below limit %d", LIMIT);
 	int qr = ibv_query_srq(srq, &sa);
+
 	if (qr == EOPNOTSUPP || qr == ENOSYS)
 		NOTE("srq: ibv_query_srq not supported by the provider: limit read-back skipped");
 	else if (qr)
 		FAIL("ibv_query_srq: %s", strerror(qr));
 	else
-		CHECK(sa.srq_limit == 0, "srq: limit disarmed after event (srq_limit=%u)", sa.srq_limit);
+		CHECK(sa.srq_limit == 0, "srq: limit disarmed after event (srq_limit=%u)",
+		      sa.srq_limit);
 	return got ? 0 : -1;
 }
 
@@ -509,20 +543,24 @@ static int run_server(void)
 	if (!ev)
 		DIE("no connection request");
 	struct rdma_cm_id *cid = ev->id;
+
 	rdma_ack_cm_event(ev);
 	setup_qp(cid);
 	post_ctrl_recv(); /* for HELLO */
 	struct rdma_conn_param cp = { .responder_resources = 8, .initiator_depth = 8 };
+
 	if (cp.responder_resources > dattr.max_qp_rd_atom)
 		cp.responder_resources = dattr.max_qp_rd_atom;
 	if (cp.initiator_depth > dattr.max_qp_init_rd_atom)
 		cp.initiator_depth = dattr.max_qp_init_rd_atom;
 	if (rdma_accept(cid, &cp))
 		DIE("rdma_accept: %s", strerror(errno));
-	if (!(ev = cm_expect(ch, RDMA_CM_EVENT_ESTABLISHED, o.timeout)))
+	ev = cm_expect(ch, RDMA_CM_EVENT_ESTABLISHED, o.timeout);
+	if (!ev)
 		DIE("connection not established");
 	rdma_ack_cm_event(ev);
 	struct msg *h = recv_ctrl(M_HELLO);
+
 	o.seed = h->seed;
 	o.iters = (int)h->iters;
 	o.max_size = h->max_size;
@@ -531,12 +569,14 @@ static int run_server(void)
 	if (h->srq && !srq)
 		NOTE("client asked for srq mode but server was not started with --srq");
 	printf("# server: seed %llu iters %d max_size %zu error %s srq %d no-empty-read %d\n",
-	       (unsigned long long)o.seed, o.iters, o.max_size, err_table[o.err].name, !!srq, o.no_empty_read);
+	       (unsigned long long)o.seed, o.iters, o.max_size, err_table[o.err].name, !!srq,
+	       o.no_empty_read);
 	fflush(stdout);
 	if (o.err != E_NONE)
 		return server_error_mode(o.err);
 
-	buf_alloc(&data, o.max_size + SLACK, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	buf_alloc(&data, o.max_size + SLACK,
+		  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	buf_alloc(&rbuf, o.max_size + SLACK, IBV_ACCESS_LOCAL_WRITE);
 
 	if (srq && srq_burst_phase())
@@ -553,28 +593,39 @@ static int run_server(void)
 		snprintf(t_context, sizeof(t_context), "server iter %d %s size %zu roff %zu", i,
 			 op_name[op.type], op.size, op.roff);
 		uint64_t ls = o.seed ^ (0x7777ull * (uint64_t)(i + 1));
+
 		if (op.type == OP_SEND) {
 			size_t extra = rnd_range(&ls, 0, 3) ? 0 : rnd_range(&ls, 1, 1024);
+
 			cap = op.size + extra;
 			/* receives get >= 1 SGE: libsiw refuses a receive WR
-			 * with num_sge 0 (EINVAL) */
+			 * with num_sge 0 (EINVAL)
+			 */
 			nr = gen_layout(&ls, cap, 1, max_recv_sge, rbuf.mrlen, rp);
 			/* receive area: fresh poison so we see exactly what lands */
 			for (int k = 0; k < nr; k++) {
-				pat_fill(MRBASE(&rbuf) + rp[k].off, op.key ^ 0xdeadull, rp[k].off, rp[k].len);
-				memcpy(rbuf.shadow + GUARD + rp[k].off, MRBASE(&rbuf) + rp[k].off, rp[k].len);
+				pat_fill(MRBASE(&rbuf) + rp[k].off, op.key ^ 0xdeadull, rp[k].off,
+					 rp[k].len);
+				memcpy(rbuf.shadow + GUARD + rp[k].off, MRBASE(&rbuf) + rp[k].off,
+				       rp[k].len);
 				sg[k].addr = (uintptr_t)MRBASE(&rbuf) + rp[k].off;
 				sg[k].length = (uint32_t)rp[k].len;
 				sg[k].lkey = rbuf.mr->lkey;
 			}
-			struct ibv_recv_wr wr = { .wr_id = 0x30000000ull | (uint64_t)i, .sg_list = sg, .num_sge = nr }, *bad;
-			int rc = srq ? ibv_post_srq_recv(srq, &wr, &bad) : ibv_post_recv(id->qp, &wr, &bad);
+			struct ibv_recv_wr wr = { .wr_id = 0x30000000ull | (uint64_t)i,
+						  .sg_list = sg, .num_sge = nr }, *bad;
+			int rc = srq ? ibv_post_srq_recv(srq, &wr, &bad) : ibv_post_recv(id->qp,
+					&wr, &bad);
+
 			if (rc)
-				DIE("post data recv (%d sge, %zu bytes): %s", nr, cap, strerror(rc));
+				DIE("post data recv (%d sge, %zu bytes): %s", nr, cap,
+				    strerror(rc));
 			/* expected: first op.size bytes of the SGE list get the pattern */
 			size_t k0 = 0;
+
 			for (int k = 0; k < nr && k0 < op.size; k++) {
 				size_t n = rp[k].len < op.size - k0 ? rp[k].len : op.size - k0;
+
 				pat_fill(rbuf.shadow + GUARD + rp[k].off, op.key, k0, n);
 				k0 += n;
 			}
@@ -590,42 +641,53 @@ static int run_server(void)
 		server_send_ready(&r);
 		if (op.type == OP_SEND) {
 			struct ibv_wc wc;
+
 			wait_recv(&wc);
 			if (wc.status != IBV_WC_SUCCESS)
-				DIE("iter %d SEND size %zu: receive completion %s", i, op.size, wc_status_name(wc.status));
+				DIE("iter %d SEND size %zu: receive completion %s", i, op.size,
+				    wc_status_name(wc.status));
 			if (wc.wr_id != (0x30000000ull | (uint64_t)i))
 				DIE("iter %d SEND: receive wr_id 0x%llx, expected 0x%llx", i,
-				    (unsigned long long)wc.wr_id, 0x30000000ull | (unsigned long long)i);
+				    (unsigned long long)wc.wr_id, 0x30000000ull |
+				    (unsigned long long)i);
 			if (wc.byte_len != op.size)
 				DIE("iter %d SEND: byte_len %u, expected %zu (recv capacity %zu in %d sge)",
 				    i, wc.byte_len, op.size, cap, nr);
 			if (wc.opcode != IBV_WC_RECV)
-				DIE("iter %d SEND: wc opcode %d, expected IBV_WC_RECV", i, wc.opcode);
+				DIE("iter %d SEND: wc opcode %d, expected IBV_WC_RECV", i,
+				    wc.opcode);
 		}
 		struct msg *d = recv_ctrl(M_DONE);
+
 		if (d->iter != (uint32_t)i)
 			DIE("DONE for iter %u, expected %d", d->iter, i);
 		int bad = buf_verify(&data, "server region", i, op_name[op.type], op.size, op.roff);
+
 		bad |= buf_verify(&rbuf, "server receive buffer", i, op_name[op.type], op.size, 0);
 		if (bad) {
 			struct msg f = { .type = M_FIN, .status = 1 };
-			snprintf(f.text, sizeof(f.text), "server data mismatch at iter %d op %s size %zu offset %zu",
+
+			snprintf(f.text, sizeof(f.text),
+				 "server data mismatch at iter %d op %s size %zu offset %zu",
 				 i, op_name[op.type], op.size, op.roff);
 			send_ctrl(&f, 1);
 			drain_sends();
 			return 1;
 		}
 		if (o.verbose)
-			printf("# iter %d %s size %zu roff %zu ok\n", i, op_name[op.type], op.size, op.roff);
+			printf("# iter %d %s size %zu roff %zu ok\n", i, op_name[op.type], op.size,
+			       op.roff);
 	}
 	struct msg f = { .type = M_FIN };
+
 	send_ctrl(&f, 1);
 	drain_sends();
 	/* The side whose last send just completed closes: the client's last
 	 * send (DONE) completed a round trip ago. A peer that completes a
 	 * send only some time after the bytes left may report a delivered
 	 * message in error if the close overtakes it (the kernel's siw did
-	 * once when the client closed first). */
+	 * once when the client closed first).
+	 */
 	rdma_disconnect(id);
 	ev = cm_expect(ch, RDMA_CM_EVENT_DISCONNECTED, o.timeout);
 	if (ev)
@@ -649,15 +711,19 @@ static int server_error_mode(int kind)
 	if (kind != E_SEND_NO_RECV)
 		post_ctrl_recv(); /* consumed by SEND_WITH_INV in 'invalidated' */
 	struct msg r = { .iter = 0 };
+
 	server_send_ready(&r);
 	/* wait: recv flush, async QP error, or disconnect */
 	double end = now_s() + o.timeout;
+
 	while (!how && now_s() < end) {
 		int n = ibv_poll_cq(cq, 1, &wc);
+
 		if (n == 1) {
 			if (wc.opcode & IBV_WC_RECV || wc.status != IBV_WC_SUCCESS) {
 				if (wc.status == IBV_WC_SUCCESS && kind == E_INVALIDATED) {
 					int inv = !!(wc.wc_flags & IBV_WC_WITH_INV);
+
 					NOTE("server: receive completed, WITH_INV=%d invalidated_rkey 0x%x (region rkey 0x%x)",
 					     inv, inv ? wc.invalidated_rkey : 0, data.mr->rkey);
 					if (inv && wc.invalidated_rkey != data.mr->rkey)
@@ -666,20 +732,24 @@ static int server_error_mode(int kind)
 					continue;
 				}
 				if (wc.status == IBV_WC_SUCCESS)
-					FAIL("server: unexpected successful completion opcode %d", wc.opcode);
+					FAIL("server: unexpected successful completion opcode %d",
+					     wc.opcode);
 				else
-					how = wc.status == IBV_WC_WR_FLUSH_ERR ? "receive flushed" : "receive error";
+					how = wc.status == IBV_WC_WR_FLUSH_ERR ?
+					      "receive flushed" : "receive error";
 				NOTE("server: completion status %s", wc_status_name(wc.status));
 			}
 			continue;
 		}
 		if (async_wait(id->verbs, &aev, 0.01)) {
 			NOTE("server: async event %s", ibv_event_type_str(aev.event_type));
-			if (aev.event_type == IBV_EVENT_QP_FATAL || aev.event_type == IBV_EVENT_QP_REQ_ERR ||
+			if (aev.event_type == IBV_EVENT_QP_FATAL ||
+			    aev.event_type == IBV_EVENT_QP_REQ_ERR ||
 			    aev.event_type == IBV_EVENT_QP_ACCESS_ERR)
 				how = "async QP error event";
 		}
 		struct rdma_cm_event *ev = cm_wait(ch, 0.01);
+
 		if (ev) {
 			NOTE("server: cm event %s", rdma_event_str(ev->event));
 			if (ev->event == RDMA_CM_EVENT_DISCONNECTED)
@@ -689,14 +759,18 @@ static int server_error_mode(int kind)
 	}
 	struct ibv_qp_attr qa;
 	struct ibv_qp_init_attr qia;
+
 	if (!ibv_query_qp(id->qp, &qa, IBV_QP_STATE, &qia))
 		NOTE("server: QP state now %d (ERR=%d)", qa.qp_state, IBV_QPS_ERR);
-	CHECK(how != NULL, "server (%s): QP went to error: %s", err_table[kind].name, how ? how : "no sign within timeout");
+	CHECK(how, "server (%s): QP went to error: %s", err_table[kind].name,
+	      how ? how : "no sign within timeout");
 	/* region: nothing may have changed, except for oob-write the in-MR
-	 * tail [mrlen-32, mrlen) may hold the (legal part of the) pattern */
+	 * tail [mrlen-32, mrlen) may hold the (legal part of the) pattern
+	 */
 	if (kind == E_OOB_WRITE) {
 		size_t off = data.mrlen - 32;
 		uint8_t *m = MRBASE(&data) + off;
+
 		for (size_t k = 0; k < 32; k++)
 			if (m[k] == pat_byte(0xbadull, k))
 				data.shadow[GUARD + off + k] = m[k];
@@ -726,18 +800,21 @@ static void client_connect(void)
 	if (rdma_resolve_addr(cid, o.bind ? NULL : res->ai_src_addr, res->ai_dst_addr, 2000))
 		DIE("rdma_resolve_addr: %s", strerror(errno));
 	rdma_freeaddrinfo(res);
-	if (!(ev = cm_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, o.timeout)))
+	ev = cm_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, o.timeout);
+	if (!ev)
 		DIE("address resolution failed");
 	rdma_ack_cm_event(ev);
 	if (rdma_resolve_route(cid, 2000))
 		DIE("rdma_resolve_route: %s", strerror(errno));
-	if (!(ev = cm_expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, o.timeout)))
+	ev = cm_expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, o.timeout);
+	if (!ev)
 		DIE("route resolution failed");
 	rdma_ack_cm_event(ev);
 	setup_qp(cid);
 	post_ctrl_recv();
 	post_ctrl_recv();
-	struct rdma_conn_param cp = { .responder_resources = 8, .initiator_depth = 8, .retry_count = 7,
+	struct rdma_conn_param cp = { .responder_resources = 8, .initiator_depth = 8,
+				      .retry_count = 7,
 				      .rnr_retry_count = 0 };
 	if (cp.responder_resources > dattr.max_qp_rd_atom)
 		cp.responder_resources = dattr.max_qp_rd_atom;
@@ -745,16 +822,18 @@ static void client_connect(void)
 		cp.initiator_depth = dattr.max_qp_init_rd_atom;
 	if (rdma_connect(cid, &cp))
 		DIE("rdma_connect: %s", strerror(errno));
-	if (!(ev = cm_expect(ch, RDMA_CM_EVENT_ESTABLISHED, o.timeout)))
+	ev = cm_expect(ch, RDMA_CM_EVENT_ESTABLISHED, o.timeout);
+	if (!ev)
 		DIE("connection to %s:%d not established", o.host, o.port);
 	rdma_ack_cm_event(ev);
 }
 
 /* post one RDMA op against the server region; returns wr posted */
 static void post_data_op(int type, struct ibv_sge *sg, int n, uint64_t raddr, uint32_t rkey,
-			 unsigned flags, uint64_t wr_id)
+			 unsigned int flags, uint64_t wr_id)
 {
-	static const enum ibv_wr_opcode opc[] = { IBV_WR_SEND, IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ };
+	static const enum ibv_wr_opcode opc[] = { IBV_WR_SEND, IBV_WR_RDMA_WRITE,
+						  IBV_WR_RDMA_READ };
 	struct ibv_send_wr wr = { .wr_id = wr_id, .sg_list = sg, .num_sge = n,
 				  .opcode = opc[type], .send_flags = flags };
 	wr.wr.rdma.remote_addr = raddr;
@@ -766,8 +845,10 @@ static void post_data_op(int type, struct ibv_sge *sg, int n, uint64_t raddr, ui
 static int wait_wr(uint64_t wr_id, struct ibv_wc *out, double timeout)
 {
 	double end = now_s() + timeout;
+
 	for (;;) {
 		int r = poll_one(cq, out, end - now_s());
+
 		if (r <= 0)
 			return -1;
 		if (out->wr_id == wr_id)
@@ -790,20 +871,35 @@ static int client_error_mode(struct msg *rdy)
 	pat_fill(MRBASE(&data), 0xbadull, 0, 64);
 	memcpy(data.shadow + GUARD, MRBASE(&data), 64);
 	switch (kind) {
-	case E_BAD_RKEY: rkey = rkey + 1; break;
-	case E_BAD_RKEY_READ: rkey = rkey + 1; type = OP_READ; break;
-	case E_OOB_WRITE: raddr = rdy->addr + rdy->len - 32; break;
-	case E_OOB_READ: raddr = rdy->addr + rdy->len - 32; type = OP_READ; break;
-	case E_NO_REMOTE_WRITE: break;
-	case E_SEND_NO_RECV: type = OP_SEND; break;
+	case E_BAD_RKEY:
+		rkey = rkey + 1;
+		break;
+	case E_BAD_RKEY_READ:
+		rkey = rkey + 1;
+		type = OP_READ;
+		break;
+	case E_OOB_WRITE:
+		raddr = rdy->addr + rdy->len - 32;
+		break;
+	case E_OOB_READ:
+		raddr = rdy->addr + rdy->len - 32;
+		type = OP_READ;
+		break;
+	case E_NO_REMOTE_WRITE:
+		break;
+	case E_SEND_NO_RECV:
+		type = OP_SEND;
+		break;
 	case E_INVALIDATED: {
 		struct ibv_send_wr wr = { .wr_id = 0x4001, .opcode = IBV_WR_SEND_WITH_INV,
 					  .send_flags = IBV_SEND_SIGNALED };
 		wr.invalidate_rkey = rkey;
 		struct ibv_send_wr *bad;
 		int rc = ibv_post_send(id->qp, &wr, &bad);
+
 		if (rc) {
-			printf("skip - SEND_WITH_INV not supported by provider: %s\n", strerror(rc));
+			printf("skip - SEND_WITH_INV not supported by provider: %s\n",
+			       strerror(rc));
 			return 77;
 		}
 		if (wait_wr(0x4001, &wc, o.timeout))
@@ -828,16 +924,21 @@ static int client_error_mode(struct msg *rdy)
 	post_data_op(type, &sg, 1, raddr, rkey, IBV_SEND_SIGNALED, 0x4002);
 	/* 'invalidated' on RoCE: the responder may have died silently after
 	 * refusing the invalidation; the WRITE then ends by retry exhaustion,
-	 * which takes longer */
+	 * which takes longer
+	 */
 	if (wait_wr(0x4002, &wc, kind == E_INVALIDATED ? 3 * o.timeout : o.timeout)) {
-		FAIL("%s: no completion for the faulty %s within %.0fs", es->name, op_name[type], o.timeout);
+		FAIL("%s: no completion for the faulty %s within %.0fs", es->name, op_name[type],
+		     o.timeout);
 		return 1;
 	}
-	unsigned bit = S(wc.status);
+	unsigned int bit = S(wc.status);
+
 	if (bit & es->preferred)
-		OK("%s: faulty %s completed with %s (preferred)", es->name, op_name[type], wc_status_name(wc.status));
+		OK("%s: faulty %s completed with %s (preferred)", es->name, op_name[type],
+		   wc_status_name(wc.status));
 	else if (bit & es->accepted)
-		OK("%s: faulty %s completed with %s (accepted, not preferred)", es->name, op_name[type],
+		OK("%s: faulty %s completed with %s (accepted, not preferred)", es->name,
+		   op_name[type],
 		   wc_status_name(wc.status));
 	else
 		FAIL("%s: faulty %s completed with %s (%d): not in the accepted set", es->name,
@@ -852,32 +953,40 @@ static int client_error_mode(struct msg *rdy)
 	pwr.wr.rdma.rkey = rdy->rkey;
 	struct ibv_send_wr *bad;
 	int rc = ibv_post_send(id->qp, &pwr, &bad);
+
 	if (rc) {
 		OK("%s: QP in error: probe post_send refused (%s)", es->name, strerror(rc));
 	} else if (wait_wr(0x4003, &wc, o.timeout)) {
 		/* a WR posted to a QP already in ERR should be flushed; the
 		 * kernel's siw does not complete it at all: accept that when
-		 * the QP reports ERR, and say so */
+		 * the QP reports ERR, and say so
+		 */
 		struct ibv_qp_attr pa;
 		struct ibv_qp_init_attr pia;
+
 		if (!ibv_query_qp(id->qp, &pa, IBV_QP_STATE, &pia) && pa.qp_state == IBV_QPS_ERR)
 			OK("%s: QP in error (state ERR); note: the probe WR posted after the error was never flushed",
 			   es->name);
 		else
-			FAIL("%s: probe READ after the fault never completed and the QP is not in ERR (hang)", es->name);
+			FAIL("%s: probe READ after the fault never completed and the QP is not in ERR (hang)",
+			     es->name);
 	} else if (wc.status == IBV_WC_SUCCESS) {
 		FAIL("%s: probe READ after the fault succeeded: QP did not go to error", es->name);
 	} else {
-		OK("%s: QP in error: probe READ completed with %s", es->name, wc_status_name(wc.status));
+		OK("%s: QP in error: probe READ completed with %s", es->name,
+		   wc_status_name(wc.status));
 	}
 	/* the probe may have been flushed before it ran: its sink must be untouched
-	 * unless it succeeded (then it holds region bytes; already a FAIL) */
+	 * unless it succeeded (then it holds region bytes; already a FAIL)
+	 */
 	if (!buf_verify(&data, "client buffer", 0, es->name, 64, 0))
 		OK("%s: client buffer and guards unchanged", es->name);
 	struct ibv_qp_attr qa;
 	struct ibv_qp_init_attr qia;
+
 	if (!ibv_query_qp(id->qp, &qa, IBV_QP_STATE, &qia))
-		CHECK(qa.qp_state == IBV_QPS_ERR, "%s: client QP state is ERR (%d)", es->name, qa.qp_state);
+		CHECK(qa.qp_state == IBV_QPS_ERR, "%s: client QP state is ERR (%d)", es->name,
+		      qa.qp_state);
 	rdma_disconnect(id);
 	return t_failures ? 1 : 0;
 }
@@ -896,8 +1005,10 @@ static int run_client(void)
 	if (o.srq) {
 		struct msg *b = recv_ctrl(M_BURST);
 		uint32_t n = b->count;
+
 		post_ctrl_recv();
 		struct msg m = { .type = M_BURST };
+
 		for (uint32_t k = 0; k < n; k++)
 			send_ctrl(&m, 0);
 		recv_ctrl(M_CONT);
@@ -906,8 +1017,10 @@ static int run_client(void)
 			send_ctrl(&m, 0);
 	}
 	int done = 0;
+
 	for (int i = 0;; i++) {
 		struct msg *r = recv_ctrl(M_READY);
+
 		if (r->type == M_FIN) {
 			if (r->status) {
 				printf("FAIL - server reported: %s\n", r->text);
@@ -916,6 +1029,7 @@ static int run_client(void)
 			break;
 		}
 		struct msg rdy = *r;
+
 		post_ctrl_recv();
 		if (o.err)
 			return client_error_mode(&rdy);
@@ -929,8 +1043,10 @@ static int run_client(void)
 		int maxn = type == OP_READ ? max_rd_sge : max_send_sge;
 		int n = gen_layout(&ls, size, 0, maxn, data.mrlen, p);
 		size_t k0 = 0;
+
 		for (int k = 0; k < n; k++) {
 			uint8_t *a = MRBASE(&data) + p[k].off;
+
 			if (type == OP_READ) {
 				pat_fill(a, rdy.key ^ 0xfeedull, p[k].off, p[k].len); /* poison */
 				memcpy(data.shadow + GUARD + p[k].off, a, p[k].len);
@@ -944,21 +1060,25 @@ static int run_client(void)
 			sg[k].length = (uint32_t)p[k].len;
 			sg[k].lkey = data.mr->lkey;
 		}
-		snprintf(t_context, sizeof(t_context), "client iter %d %s size %zu n_sge %d roff %llu", i,
+		snprintf(t_context, sizeof(t_context),
+			 "client iter %d %s size %zu n_sge %d roff %llu", i,
 			 op_name[type], size, n, (unsigned long long)rdy.roff);
-		unsigned flags = 0;
+		unsigned int flags = 0;
 		int inl = type != OP_READ && size <= (size_t)max_inline && rnd_range(&ls, 0, 1);
+
 		if (inl)
 			flags |= IBV_SEND_INLINE;
 		/* IBV_SEND_FENCE on SEND/WRITE (wait for prior READs). Not on
 		 * READs by default: the kernel's siw refuses a fenced READ
 		 * with EINVAL ("A READ cannot be fenced") and breaks the QP;
-		 * --fence-reads enables them (rxe accepts them). */
+		 * --fence-reads enables them (rxe accepts them).
+		 */
 		if (rnd_range(&ls, 0, 3) == 0 && (type != OP_READ || o.fence_reads))
 			flags |= IBV_SEND_FENCE;
 		if (rnd_range(&ls, 0, 2) == 0)
 			flags |= IBV_SEND_SIGNALED;
-		post_data_op(type, sg, n, rdy.addr + rdy.roff, rdy.rkey, flags, 0x50000000ull | (uint64_t)i);
+		post_data_op(type, sg, n, rdy.addr + rdy.roff, rdy.rkey, flags,
+			     0x50000000ull | (uint64_t)i);
 		if (inl) { /* inline data was copied at post time: scribble the source */
 			for (int k = 0; k < n; k++) {
 				memset(MRBASE(&data) + p[k].off, 0xA5, p[k].len);
@@ -968,16 +1088,20 @@ static int run_client(void)
 		struct msg d = { .type = M_DONE, .iter = (uint32_t)i };
 		int fence = type == OP_READ || rnd_range(&ls, 0, 3) == 0;
 		/* DONE after a READ: fenced + signaled, so that its completion
-		 * implies the READ data is placed */
+		 * implies the READ data is placed
+		 */
 		ctrl_send[send_slot % NCTRL] = d;
 		{
 			int s = send_slot++ % NCTRL;
+
 			ctrl_send[s].magic = MAGIC;
-			struct ibv_sge csg = { (uintptr_t)&ctrl_send[s], sizeof(struct msg), ctrl_mr->lkey };
-			struct ibv_send_wr wr = { .wr_id = 0x20000 | s, .sg_list = &csg, .num_sge = 1,
+			struct ibv_sge csg = { (uintptr_t)&ctrl_send[s], sizeof(struct msg),
+					       ctrl_mr->lkey };
+			struct ibv_send_wr wr = { .wr_id = 0x20000 | s, .sg_list = &csg,
+						  .num_sge = 1,
 						  .opcode = IBV_WR_SEND,
 						  .send_flags = (fence ? IBV_SEND_FENCE : 0) |
-								(type == OP_READ ? IBV_SEND_SIGNALED : 0) };
+							(type == OP_READ ? IBV_SEND_SIGNALED : 0) };
 			post_send_wr(&wr);
 		}
 		if (type == OP_READ)
@@ -992,6 +1116,7 @@ static int run_client(void)
 	drain_sends();
 	/* the server closes once its FIN has completed (see run_server) */
 	struct rdma_cm_event *ev = cm_expect(ch, RDMA_CM_EVENT_DISCONNECTED, o.timeout);
+
 	if (ev)
 		rdma_ack_cm_event(ev);
 	else
@@ -1033,20 +1158,49 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	while ((c = getopt_long(argc, argv, "sc:b:p:n:S:m:t:T:vh", lo, NULL)) != -1) {
 		switch (c) {
-		case 's': o.server = 1; break;
-		case 'c': o.host = optarg; break;
-		case 'b': o.bind = optarg; break;
-		case 'p': o.port = atoi(optarg); break;
-		case 'n': o.iters = atoi(optarg); break;
-		case 'S': o.seed = strtoull(optarg, NULL, 0); seed_given = 1; break;
-		case 'm': o.max_size = strtoull(optarg, NULL, 0); break;
-		case 't': o.timeout = atof(optarg); break;
-		case 'T': o.total = (unsigned)atoi(optarg); break;
-		case 'v': o.verbose = 1; break;
-		case 'Q': o.srq = 1; break;
-		case 'F': o.fence_reads = 1; break;
-		case 'Z': o.no_empty_sge = 1; break;
-		case 'R': o.no_empty_read = 1; break;
+		case 's':
+			o.server = 1;
+			break;
+		case 'c':
+			o.host = optarg;
+			break;
+		case 'b':
+			o.bind = optarg;
+			break;
+		case 'p':
+			o.port = atoi(optarg);
+			break;
+		case 'n':
+			o.iters = atoi(optarg);
+			break;
+		case 'S':
+			o.seed = strtoull(optarg, NULL, 0);
+			seed_given = 1;
+			break;
+		case 'm':
+			o.max_size = strtoull(optarg, NULL, 0);
+			break;
+		case 't':
+			o.timeout = atof(optarg);
+			break;
+		case 'T':
+			o.total = (unsigned int)atoi(optarg);
+			break;
+		case 'v':
+			o.verbose = 1;
+			break;
+		case 'Q':
+			o.srq = 1;
+			break;
+		case 'F':
+			o.fence_reads = 1;
+			break;
+		case 'Z':
+			o.no_empty_sge = 1;
+			break;
+		case 'R':
+			o.no_empty_read = 1;
+			break;
 		case 'E':
 			for (o.err = 1; o.err < E_NUM; o.err++)
 				if (!strcmp(optarg, err_table[o.err].name))
@@ -1054,7 +1208,8 @@ int main(int argc, char **argv)
 			if (o.err == E_NUM)
 				usage();
 			break;
-		default: usage();
+		default:
+			usage();
 		}
 	}
 	if (o.server == !!o.host)
@@ -1063,6 +1218,7 @@ int main(int argc, char **argv)
 		DIE("max size too large");
 	if (!seed_given) {
 		uint64_t t = (uint64_t)now_s() * 1000003u ^ (uint64_t)getpid();
+
 		o.seed = sm64(&t) % 1000000000ull;
 	}
 	signal(SIGALRM, alarm_handler);

@@ -61,8 +61,16 @@ static int read_uverbs_maps(struct mapping *m)
 	fclose(f);
 	return n;
 }
-static void snap_before(void) { nbefore = read_uverbs_maps(before); }
-static void snap_after(void) { nafter = read_uverbs_maps(after); }
+
+static void snap_before(void)
+{
+	nbefore = read_uverbs_maps(before);
+}
+
+static void snap_after(void)
+{
+	nafter = read_uverbs_maps(after);
+}
 
 struct rings {
 	struct siw_sqe *sq;
@@ -79,6 +87,7 @@ static int find_rings(struct rings *r, uint32_t num_sqe, uint32_t num_rqe)
 
 	for (int a = 0; a < nafter; a++) {
 		int old = 0;
+
 		for (int b = 0; b < nbefore; b++)
 			if (after[a].start == before[b].start)
 				old = 1;
@@ -91,15 +100,18 @@ static int find_rings(struct rings *r, uint32_t num_sqe, uint32_t num_rqe)
 	}
 	size_t l0 = nw[0].end - nw[0].start, l1 = nw[1].end - nw[1].start;
 	int s = l0 > l1 ? 0 : 1;
+
 	r->sq = (struct siw_sqe *)nw[s].start;
 	r->sq_len = nw[s].end - nw[s].start;
 	r->rq = (struct siw_rqe *)nw[!s].start;
 	r->rq_len = nw[!s].end - nw[!s].start;
 	r->num_sqe = num_sqe;
 	r->num_rqe = num_rqe;
-	if (r->sq_len < num_sqe * sizeof(struct siw_sqe) || r->rq_len < num_rqe * sizeof(struct siw_rqe) ||
+	if (r->sq_len < num_sqe * sizeof(struct siw_sqe) ||
+	    r->rq_len < num_rqe * sizeof(struct siw_rqe) ||
 	    r->sq_len == r->rq_len) {
-		printf("# mapping sizes %zu/%zu do not fit SQ %u x %zu, RQ %u x %zu\n", r->sq_len, r->rq_len,
+		printf("# mapping sizes %zu/%zu do not fit SQ %u x %zu, RQ %u x %zu\n", r->sq_len,
+		       r->rq_len,
 		       num_sqe, sizeof(struct siw_sqe), num_rqe, sizeof(struct siw_rqe));
 		return -1;
 	}
@@ -163,24 +175,30 @@ static int env_up(struct env *e, int k)
 	memset(e->buf, 0x11, e->len);
 	memset(e->rbuf, 0x22, e->len);
 	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+
 	e->mr = ibv_reg_mr(e->lp.pd, e->buf, e->len, acc);
 	e->rmr = ibv_reg_mr(e->lp.pd, e->rbuf, e->len, acc);
 	if (!e->mr || !e->rmr)
 		return -1;
 	/* marker: one valid signaled WRITE; find its slot in the SQ */
 	struct ibv_sge sge = { (uintptr_t)e->buf, 8, e->mr->lkey };
-	struct ibv_send_wr wr = { .wr_id = 0x4d41524b00000000ull | (uint64_t)k, .sg_list = &sge, .num_sge = 1,
-				  .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_send_wr wr = { .wr_id = 0x4d41524b00000000ull | (uint64_t)k, .sg_list = &sge,
+				  .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED },
+				  *bad;
 	wr.wr.rdma.remote_addr = (uintptr_t)e->rbuf;
 	wr.wr.rdma.rkey = e->rmr->rkey;
 	if (ibv_post_send(e->lp.cli->qp, &wr, &bad))
 		return -1;
 	struct ibv_wc wc;
-	if (poll_one(e->lp.cq_cli, &wc, tmo) != 1 || wc.status != IBV_WC_SUCCESS || wc.wr_id != wr.wr_id) {
+
+	if (poll_one(e->lp.cq_cli, &wc, tmo) != 1 || wc.status != IBV_WC_SUCCESS ||
+	    wc.wr_id != wr.wr_id) {
 		printf("# marker WRITE did not complete\n");
 		return -1;
 	}
 	int found = -1;
+
 	for (uint32_t i = 0; i < e->r.num_sqe; i++)
 		if (e->r.sq[i].id == wr.wr_id)
 			found = (int)i;
@@ -194,7 +212,8 @@ static int env_up(struct env *e, int k)
 	}
 	e->sq_idx = ((uint32_t)found + 1) % e->r.num_sqe;
 	/* RQ: libsiw starts at slot 0 and we post no receive on the client
-	 * before the garbage, so the kernel reads RQ slot 0 first */
+	 * before the garbage, so the kernel reads RQ slot 0 first
+	 */
 	e->rq_idx = 0;
 	return 0;
 }
@@ -211,7 +230,8 @@ static void env_down(struct env *e)
 }
 
 /* Wait for the outcome of garbage WQE 'id': returns a description and sets
- * *ok (1 = error completion / QP error, 0 = success completion or hang) */
+ * *ok (1 = error completion / QP error, 0 = success completion or hang)
+ */
 static const char *outcome(struct env *e, uint64_t id, struct ibv_cq *cq, int *ok, int success_ok)
 {
 	static char d[160];
@@ -221,6 +241,7 @@ static const char *outcome(struct env *e, uint64_t id, struct ibv_cq *cq, int *o
 	*ok = 0;
 	while (now_s() < end) {
 		int n = ibv_poll_cq(cq, 1, &wc);
+
 		if (n < 0) {
 			snprintf(d, sizeof(d), "poll_cq error");
 			return d;
@@ -229,24 +250,30 @@ static const char *outcome(struct env *e, uint64_t id, struct ibv_cq *cq, int *o
 			if (wc.wr_id == id || wc.status != IBV_WC_SUCCESS) {
 				*ok = wc.status != IBV_WC_SUCCESS || success_ok;
 				snprintf(d, sizeof(d), "completion wr_id 0x%llx status %s (%d)%s",
-					 (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status), wc.status,
+					 (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status),
+					 wc.status,
 					 wc.wr_id == id ? "" : " (other WR)");
 				return d;
 			}
 			continue;
 		}
 		struct ibv_async_event ae;
+
 		if (async_wait(e->lp.ctx, &ae, 0.005)) {
-			if (ae.event_type == IBV_EVENT_QP_FATAL || ae.event_type == IBV_EVENT_QP_REQ_ERR ||
+			if (ae.event_type == IBV_EVENT_QP_FATAL ||
+			    ae.event_type == IBV_EVENT_QP_REQ_ERR ||
 			    ae.event_type == IBV_EVENT_QP_ACCESS_ERR) {
 				*ok = 1;
-				snprintf(d, sizeof(d), "async %s", ibv_event_type_str(ae.event_type));
+				snprintf(d, sizeof(d), "async %s",
+					 ibv_event_type_str(ae.event_type));
 				return d;
 			}
 		}
 		struct ibv_qp_attr qa;
 		struct ibv_qp_init_attr qi;
-		if (!ibv_query_qp(e->lp.cli->qp, &qa, IBV_QP_STATE, &qi) && qa.qp_state == IBV_QPS_ERR) {
+
+		if (!ibv_query_qp(e->lp.cli->qp, &qa, IBV_QP_STATE, &qi) &&
+		    qa.qp_state == IBV_QPS_ERR) {
 			*ok = 1;
 			snprintf(d, sizeof(d), "QP state ERR");
 			return d;
@@ -285,10 +312,32 @@ static void base_write(struct env *e, struct siw_sqe *s)
 	s->sge[0].length = 64;
 	s->sge[0].lkey = e->mr->lkey;
 }
-static void g_op_ff(struct env *e, struct siw_sqe *s) { base_write(e, s); s->opcode = 0xff; }
-static void g_op_recv(struct env *e, struct siw_sqe *s) { base_write(e, s); s->opcode = SIW_OP_RECEIVE; }
-static void g_op_rresp(struct env *e, struct siw_sqe *s) { base_write(e, s); s->opcode = SIW_OP_READ_RESPONSE; }
-static void g_op_inval(struct env *e, struct siw_sqe *s) { base_write(e, s); s->opcode = SIW_OP_INVAL_STAG; s->sge[0].lkey = e->rmr->rkey; }
+
+static void g_op_ff(struct env *e, struct siw_sqe *s)
+{
+	base_write(e, s);
+	s->opcode = 0xff;
+}
+
+static void g_op_recv(struct env *e, struct siw_sqe *s)
+{
+	base_write(e, s);
+	s->opcode = SIW_OP_RECEIVE;
+}
+
+static void g_op_rresp(struct env *e, struct siw_sqe *s)
+{
+	base_write(e, s);
+	s->opcode = SIW_OP_READ_RESPONSE;
+}
+
+static void g_op_inval(struct env *e, struct siw_sqe *s)
+{
+	base_write(e, s);
+	s->opcode = SIW_OP_INVAL_STAG;
+	s->sge[0].lkey = e->rmr->rkey;
+}
+
 static void g_op_regmr(struct env *e, struct siw_sqe *s)
 {
 	base_write(e, s);
@@ -296,13 +345,49 @@ static void g_op_regmr(struct env *e, struct siw_sqe *s)
 	s->base_mr = 0xffff888000001000ull; /* a kernel-looking pointer */
 	s->access = 0xffffffff;
 }
-static void g_op_faa(struct env *e, struct siw_sqe *s) { base_write(e, s); s->opcode = SIW_OP_FETCH_AND_ADD; }
-static void g_op_cas(struct env *e, struct siw_sqe *s) { base_write(e, s); s->opcode = SIW_OP_COMP_AND_SWAP; }
-static void g_op_imm(struct env *e, struct siw_sqe *s) { base_write(e, s); s->opcode = SIW_OP_SEND_WITH_IMM; }
-static void g_op_rli(struct env *e, struct siw_sqe *s) { base_write(e, s); s->opcode = SIW_OP_READ_LOCAL_INV; }
-static void g_nsge200(struct env *e, struct siw_sqe *s) { base_write(e, s); s->num_sge = 200; }
-static void g_nsge7(struct env *e, struct siw_sqe *s) { base_write(e, s); s->num_sge = SIW_MAX_SGE + 1; }
-static void g_len_max(struct env *e, struct siw_sqe *s) { base_write(e, s); s->sge[0].length = 0xffffffff; }
+
+static void g_op_faa(struct env *e, struct siw_sqe *s)
+{
+	base_write(e, s);
+	s->opcode = SIW_OP_FETCH_AND_ADD;
+}
+
+static void g_op_cas(struct env *e, struct siw_sqe *s)
+{
+	base_write(e, s);
+	s->opcode = SIW_OP_COMP_AND_SWAP;
+}
+
+static void g_op_imm(struct env *e, struct siw_sqe *s)
+{
+	base_write(e, s);
+	s->opcode = SIW_OP_SEND_WITH_IMM;
+}
+
+static void g_op_rli(struct env *e, struct siw_sqe *s)
+{
+	base_write(e, s);
+	s->opcode = SIW_OP_READ_LOCAL_INV;
+}
+
+static void g_nsge200(struct env *e, struct siw_sqe *s)
+{
+	base_write(e, s);
+	s->num_sge = 200;
+}
+
+static void g_nsge7(struct env *e, struct siw_sqe *s)
+{
+	base_write(e, s);
+	s->num_sge = SIW_MAX_SGE + 1;
+}
+
+static void g_len_max(struct env *e, struct siw_sqe *s)
+{
+	base_write(e, s);
+	s->sge[0].length = 0xffffffff;
+}
+
 static void g_len_sum(struct env *e, struct siw_sqe *s)
 {
 	base_write(e, s);
@@ -314,7 +399,13 @@ static void g_len_sum(struct env *e, struct siw_sqe *s)
 		s->sge[k].lkey = e->mr->lkey;
 	}
 }
-static void g_bad_lkey(struct env *e, struct siw_sqe *s) { base_write(e, s); s->sge[0].lkey = 0xdeadbe00; }
+
+static void g_bad_lkey(struct env *e, struct siw_sqe *s)
+{
+	base_write(e, s);
+	s->sge[0].lkey = 0xdeadbe00;
+}
+
 static void g_inline_big(struct env *e, struct siw_sqe *s)
 {
 	base_write(e, s);
@@ -322,22 +413,47 @@ static void g_inline_big(struct env *e, struct siw_sqe *s)
 	s->flags |= SIW_WQE_INLINE;
 	s->sge[0].length = 1000;
 }
+
 static void g_inline_max(struct env *e, struct siw_sqe *s)
 {
 	base_write(e, s);
 	s->flags |= SIW_WQE_INLINE;
 	s->sge[0].length = 0xffffffff;
 }
-static void g_laddr0(struct env *e, struct siw_sqe *s) { base_write(e, s); s->sge[0].laddr = 0; }
-static void g_laddr_k(struct env *e, struct siw_sqe *s) { base_write(e, s); s->sge[0].laddr = 0xffff888000000000ull; }
+
+static void g_laddr0(struct env *e, struct siw_sqe *s)
+{
+	base_write(e, s);
+	s->sge[0].laddr = 0;
+}
+
+static void g_laddr_k(struct env *e, struct siw_sqe *s)
+{
+	base_write(e, s);
+	s->sge[0].laddr = 0xffff888000000000ull;
+}
+
 static void g_read_k(struct env *e, struct siw_sqe *s)
 {
 	base_write(e, s);
 	s->opcode = SIW_OP_READ;
 	s->sge[0].laddr = 0xffffffff81000000ull;
 }
-static void g_read_nsge(struct env *e, struct siw_sqe *s) { base_write(e, s); s->opcode = SIW_OP_READ; s->num_sge = 50; }
-static void g_flags_all(struct env *e, struct siw_sqe *s) { base_write(e, s); s->flags = 0xffff; s->sge[0].laddr = 0; }
+
+static void g_read_nsge(struct env *e, struct siw_sqe *s)
+{
+	base_write(e, s);
+	s->opcode = SIW_OP_READ;
+	s->num_sge = 50;
+}
+
+static void g_flags_all(struct env *e, struct siw_sqe *s)
+{
+	base_write(e, s);
+	s->flags = 0xffff;
+	s->sge[0].laddr = 0;
+}
+
 static void g_send_inv_bad(struct env *e, struct siw_sqe *s)
 {
 	base_write(e, s);
@@ -367,7 +483,8 @@ static const struct garbage gtab[] = {
 	{ "laddr kernel address", 0, g_laddr_k },
 	{ "READ into kernel text address", 0, g_read_k },
 	/* the kernel's siw clamps a READ's num_sge to 1 (one sink SGE): safe,
-	 * so success is tolerated */
+	 * so success is tolerated
+	 */
 	{ "READ num_sge 50", 1, g_read_nsge },
 	/* all flags include INLINE: the data come from the SQE, laddr unused */
 	{ "all flag bits + laddr 0", 1, g_flags_all },
@@ -380,6 +497,7 @@ struct rgarbage {
 	int success_ok;
 	void (*make)(struct env *e, struct siw_rqe *r);
 };
+
 static void r_base(struct env *e, struct siw_rqe *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -389,12 +507,45 @@ static void r_base(struct env *e, struct siw_rqe *r)
 	r->sge[0].length = 256;
 	r->sge[0].lkey = e->mr->lkey;
 }
-static void r_nsge(struct env *e, struct siw_rqe *r) { r_base(e, r); r->num_sge = 200; }
-static void r_len(struct env *e, struct siw_rqe *r) { r_base(e, r); r->sge[0].length = 0xffffffff; r->sge[0].laddr = (uintptr_t)e->buf + e->len - 16; }
-static void r_lkey(struct env *e, struct siw_rqe *r) { r_base(e, r); r->sge[0].lkey = 0x12345600; }
-static void r_kaddr(struct env *e, struct siw_rqe *r) { r_base(e, r); r->sge[0].laddr = 0xffff888000000000ull; }
-static void r_opc(struct env *e, struct siw_rqe *r) { r_base(e, r); r->opcode = 0xff; r->flags = 0xfffe; }
-static void r_zero(struct env *e, struct siw_rqe *r) { r_base(e, r); r->num_sge = 0; r->sge[0].length = 0; }
+
+static void r_nsge(struct env *e, struct siw_rqe *r)
+{
+	r_base(e, r);
+	r->num_sge = 200;
+}
+
+static void r_len(struct env *e, struct siw_rqe *r)
+{
+	r_base(e, r);
+	r->sge[0].length = 0xffffffff;
+	r->sge[0].laddr = (uintptr_t)e->buf + e->len - 16;
+}
+
+static void r_lkey(struct env *e, struct siw_rqe *r)
+{
+	r_base(e, r);
+	r->sge[0].lkey = 0x12345600;
+}
+
+static void r_kaddr(struct env *e, struct siw_rqe *r)
+{
+	r_base(e, r);
+	r->sge[0].laddr = 0xffff888000000000ull;
+}
+
+static void r_opc(struct env *e, struct siw_rqe *r)
+{
+	r_base(e, r);
+	r->opcode = 0xff;
+	r->flags = 0xfffe;
+}
+
+static void r_zero(struct env *e, struct siw_rqe *r)
+{
+	r_base(e, r);
+	r->num_sge = 0;
+	r->sge[0].length = 0;
+}
 
 static const struct rgarbage rtab[] = {
 	{ "RQE num_sge 200", 0, r_nsge },
@@ -402,7 +553,8 @@ static const struct rgarbage rtab[] = {
 	{ "RQE bogus lkey", 0, r_lkey },
 	{ "RQE kernel laddr", 0, r_kaddr },
 	/* siw-abi.h: the RQE opcode is "ignored if set by user" and flags
-	 * carry only VALID: a valid receive otherwise, success is fine */
+	 * carry only VALID: a valid receive otherwise, success is fine
+	 */
 	{ "RQE opcode 0xff, all flag bits", 1, r_opc },
 	{ "RQE num_sge 0 (receive of 64 bytes into nothing)", 0, r_zero },
 };
@@ -423,6 +575,7 @@ static int test_sqe(int k, const struct garbage *g)
 	sqe_put(&e, &s);
 	int rc = doorbell(e.lp.cli->qp);
 	const char *d = outcome(&e, s.id, e.lp.cq_cli, &ok, g->success_ok);
+
 	if (rc && !ok) {
 		ok = 1;
 		d = "doorbell refused";
@@ -450,12 +603,14 @@ static int test_rqe(int k, const struct rgarbage *g)
 	r.id = 0xbadd000ull + (uint64_t)k;
 	struct siw_rqe *q = &e.r.rq[e.rq_idx];
 	uint16_t fl = r.flags;
+
 	memcpy(q, &r, sizeof(r));
 	atomic_thread_fence(memory_order_seq_cst);
 	__atomic_store_n(&q->flags, (uint16_t)(fl | SIW_WQE_VALID), __ATOMIC_RELEASE);
 	/* the server sends 64 bytes into it */
 	struct ibv_sge sge = { (uintptr_t)e.rbuf, 64, e.rmr->lkey };
-	struct ibv_send_wr wr = { .wr_id = 0x5e4d, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+	struct ibv_send_wr wr = { .wr_id = 0x5e4d, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
 				  .send_flags = IBV_SEND_SIGNALED }, *bad;
 	if (ibv_post_send(e.lp.srv->qp, &wr, &bad)) {
 		FAIL("%s: server post_send failed", g->name);
@@ -463,6 +618,7 @@ static int test_rqe(int k, const struct rgarbage *g)
 		return -1;
 	}
 	const char *d = outcome(&e, r.id, e.lp.cq_cli, &ok, g->success_ok);
+
 	if (ok)
 		OK("%s: %s", g->name, d);
 	else
@@ -478,16 +634,33 @@ static void *flipper(void *arg)
 {
 	uint64_t rs = (uintptr_t)arg;
 	volatile struct siw_sqe *s = flip_sqe;
+
 	while (!atomic_load(&flip_stop)) {
 		switch (sm64(&rs) % 8) {
-		case 0: s->num_sge = (uint8_t)(sm64(&rs) % 256); break;
-		case 1: s->sge[sm64(&rs) % SIW_MAX_SGE].length = (uint32_t)sm64(&rs); break;
-		case 2: s->opcode = (uint8_t)(sm64(&rs) % 16); break;
-		case 3: s->flags = (uint16_t)sm64(&rs); break;
-		case 4: s->sge[0].laddr = sm64(&rs); break;
-		case 5: s->sge[sm64(&rs) % SIW_MAX_SGE].lkey = (uint32_t)sm64(&rs); break;
-		case 6: s->raddr = sm64(&rs); break;
-		case 7: s->flags |= SIW_WQE_VALID; break;
+		case 0:
+			s->num_sge = (uint8_t)(sm64(&rs) % 256);
+			break;
+		case 1:
+			s->sge[sm64(&rs) % SIW_MAX_SGE].length = (uint32_t)sm64(&rs);
+			break;
+		case 2:
+			s->opcode = (uint8_t)(sm64(&rs) % 16);
+			break;
+		case 3:
+			s->flags = (uint16_t)sm64(&rs);
+			break;
+		case 4:
+			s->sge[0].laddr = sm64(&rs);
+			break;
+		case 5:
+			s->sge[sm64(&rs) % SIW_MAX_SGE].lkey = (uint32_t)sm64(&rs);
+			break;
+		case 6:
+			s->raddr = sm64(&rs);
+			break;
+		case 7:
+			s->flags |= SIW_WQE_VALID;
+			break;
 		}
 	}
 	return NULL;
@@ -500,6 +673,7 @@ static void test_flip(int k, int rounds)
 	for (int i = 0; i < rounds; i++) {
 		struct env e;
 		struct siw_sqe s;
+
 		if (env_up(&e, k + i)) {
 			FAIL("flip %d: could not set up a connected pair", i);
 			env_down(&e);
@@ -517,6 +691,7 @@ static void test_flip(int k, int rounds)
 		sqe_put(&e, &s);
 		atomic_store(&flip_stop, 0);
 		pthread_t th;
+
 		pthread_create(&th, NULL, flipper, (void *)(uintptr_t)(0x1234 + i));
 		for (int j = 0; j < 20; j++) {
 			doorbell(e.lp.cli->qp);
@@ -528,13 +703,16 @@ static void test_flip(int k, int rounds)
 		struct ibv_wc wc;
 		int n = 0;
 		double end = now_s() + 2;
+
 		while (now_s() < end)
 			n += ibv_poll_cq(e.lp.cq_cli, 1, &wc) > 0;
 		survived++;
 		env_down(&e);
 		(void)n;
 	}
-	CHECK(survived == rounds, "flipping SQE fields while the kernel reads them: %d/%d rounds survived", survived, rounds);
+	CHECK(survived == rounds,
+	      "flipping SQE fields while the kernel reads them: %d/%d rounds survived", survived,
+	      rounds);
 }
 
 /* fresh pair must move data correctly */
@@ -548,11 +726,13 @@ static void test_data(int k)
 		return;
 	}
 	const size_t L = 256 * 1024;
+
 	pat_fill((uint8_t *)e.buf, 77, 0, L);
 	memset(e.rbuf, 0, L + 4096);
 	/* WRITE L bytes, READ them back to buf+L, SEND 4 KiB */
 	struct ibv_sge sg = { (uintptr_t)e.buf, (uint32_t)L, e.mr->lkey };
-	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sg, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE,
 				  .send_flags = IBV_SEND_SIGNALED }, *bad;
 	wr.wr.rdma.remote_addr = (uintptr_t)e.rbuf;
 	wr.wr.rdma.rkey = e.rmr->rkey;
@@ -560,13 +740,16 @@ static void test_data(int k)
 	int ok = !ibv_post_send(e.lp.cli->qp, &wr, &bad) && poll_one(e.lp.cq_cli, &wc, tmo) == 1 &&
 		 wc.status == IBV_WC_SUCCESS;
 	struct ibv_sge sg2 = { (uintptr_t)e.buf + L, (uint32_t)L, e.mr->lkey };
+
 	wr.wr_id = 2;
 	wr.sg_list = &sg2;
 	wr.opcode = IBV_WR_RDMA_READ;
-	ok = ok && !ibv_post_send(e.lp.cli->qp, &wr, &bad) && poll_one(e.lp.cq_cli, &wc, tmo) == 1 &&
+	ok = ok && !ibv_post_send(e.lp.cli->qp, &wr, &bad) && poll_one(e.lp.cq_cli, &wc,
+								       tmo) == 1 &&
 	     wc.status == IBV_WC_SUCCESS;
 	size_t d1 = pat_check((uint8_t *)e.rbuf, 77, 0, L);
 	size_t d2 = pat_check((uint8_t *)e.buf + L, 77, 0, L);
+
 	CHECK(ok && d1 == (size_t)-1 && d2 == (size_t)-1,
 	      "fresh pair after the abuse: 256 KiB WRITE + READ back verified (ok=%d, write mismatch at %zd, read mismatch at %zd)",
 	      ok, (ssize_t)d1, (ssize_t)d2);
@@ -578,8 +761,10 @@ static void test_data(int k)
 				  .send_flags = IBV_SEND_SIGNALED };
 	ok = !ibv_post_recv(e.lp.srv->qp, &rw, &rbad) && !ibv_post_send(e.lp.cli->qp, &sw, &bad) &&
 	     poll_one(e.lp.cq_cli, &wc, tmo) == 1 && wc.status == IBV_WC_SUCCESS &&
-	     poll_one(e.lp.cq_srv, &wc, tmo) == 1 && wc.status == IBV_WC_SUCCESS && wc.byte_len == 4096;
+	     poll_one(e.lp.cq_srv, &wc,
+		      tmo) == 1 && wc.status == IBV_WC_SUCCESS && wc.byte_len == 4096;
 	size_t d3 = pat_check((uint8_t *)e.rbuf + L, 77, 0, 4096);
+
 	CHECK(ok && d3 == (size_t)-1, "fresh pair: 4 KiB SEND verified");
 	env_down(&e);
 }
@@ -588,7 +773,9 @@ static void on_alarm(int sig)
 {
 	(void)sig;
 	static const char m[] = "FAIL - siw_hostile: global timeout (hang)\n";
-	if (write(1, m, sizeof(m) - 1) < 0) { }
+
+	if (write(1, m, sizeof(m) - 1) < 0)
+		_exit(3);
 	_exit(3);
 }
 
@@ -600,13 +787,24 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	while ((c = getopt(argc, argv, "a:p:t:f:o:")) != -1) {
 		switch (c) {
-		case 'a': addr = optarg; break;
-		case 'p': port = atoi(optarg); break;
-		case 't': tmo = atof(optarg); break;
-		case 'f': flips = atoi(optarg); break;
-		case 'o': only = optarg; break;
+		case 'a':
+			addr = optarg;
+			break;
+		case 'p':
+			port = atoi(optarg);
+			break;
+		case 't':
+			tmo = atof(optarg);
+			break;
+		case 'f':
+			flips = atoi(optarg);
+			break;
+		case 'o':
+			only = optarg;
+			break;
 		default:
-			fprintf(stderr, "usage: siw_hostile [-a addr] [-p port] [-t timeout] [-f flip_rounds] [-o name-substring]\n");
+			fprintf(stderr,
+				"usage: siw_hostile [-a addr] [-p port] [-t timeout] [-f flip_rounds] [-o name-substring]\n");
 			return 2;
 		}
 	}
@@ -615,20 +813,24 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	/* self-check of the ring discovery on a clean pair */
 	struct env e;
+
 	if (env_up(&e, 0)) {
-		FAIL("setup: could not connect a pair on %s or locate its rings (is this siw?)", addr);
+		FAIL("setup: could not connect a pair on %s or locate its rings (is this siw?)",
+		     addr);
 		env_down(&e);
 		return 1;
 	}
 	OK("rings located: SQ %u x %zu B at %p (mapping %zu B), RQ %u x %zu B at %p (mapping %zu B), next SQ slot %u",
-	   e.r.num_sqe, sizeof(struct siw_sqe), (void *)e.r.sq, e.r.sq_len, e.r.num_rqe, sizeof(struct siw_rqe),
+	   e.r.num_sqe, sizeof(struct siw_sqe), (void *)e.r.sq, e.r.sq_len, e.r.num_rqe,
+	   sizeof(struct siw_rqe),
 	   (void *)e.r.rq, e.r.rq_len, e.sq_idx);
 	env_down(&e);
 	int k = 1;
-	for (size_t i = 0; i < sizeof(gtab) / sizeof(gtab[0]); i++, k++)
+
+	for (size_t i = 0; i < ARRAY_SIZE(gtab); i++, k++)
 		if (!only || strstr(gtab[i].name, only))
 			test_sqe(k, &gtab[i]);
-	for (size_t i = 0; i < sizeof(rtab) / sizeof(rtab[0]); i++, k++)
+	for (size_t i = 0; i < ARRAY_SIZE(rtab); i++, k++)
 		if (!only || strstr(rtab[i].name, only))
 			test_rqe(k, &rtab[i]);
 	if (flips)

@@ -26,15 +26,24 @@ static int iwarp;
 static const char *errname(int e)
 {
 	switch (e) {
-	case EINVAL: return "EINVAL";
-	case ENOMEM: return "ENOMEM";
-	case EOPNOTSUPP: return "EOPNOTSUPP";
-	case EPERM: return "EPERM";
-	case EFAULT: return "EFAULT";
-	case ENOSYS: return "ENOSYS";
-	case EAGAIN: return "EAGAIN";
-	case 0: return "no errno";
-	default: return strerror(e);
+	case EINVAL:
+		return "EINVAL";
+	case ENOMEM:
+		return "ENOMEM";
+	case EOPNOTSUPP:
+		return "EOPNOTSUPP";
+	case EPERM:
+		return "EPERM";
+	case EFAULT:
+		return "EFAULT";
+	case ENOSYS:
+		return "ENOSYS";
+	case EAGAIN:
+		return "EAGAIN";
+	case 0:
+		return "no errno";
+	default:
+		return strerror(e);
 	}
 }
 
@@ -51,14 +60,14 @@ static void expect_einval(int failed, int err, const char *what)
 
 static void t_query(void)
 {
-	if (ibv_query_device(ctx, &da)) {
+	if (ibv_query_device(ctx, &da))
 		DIE("ibv_query_device: %s", strerror(errno));
-	}
 	OK("query device: max_qp %d max_qp_wr %d max_sge %d max_sge_rd %d max_cq %d max_cqe %d max_mr %d max_mr_size 0x%llx max_pd %d max_qp_rd_atom %d max_qp_init_rd_atom %d max_srq %d max_srq_wr %d max_srq_sge %d phys_port_cnt %d atomic_cap %d",
 	   da.max_qp, da.max_qp_wr, da.max_sge, da.max_sge_rd, da.max_cq, da.max_cqe, da.max_mr,
 	   (unsigned long long)da.max_mr_size, da.max_pd, da.max_qp_rd_atom, da.max_qp_init_rd_atom,
 	   da.max_srq, da.max_srq_wr, da.max_srq_sge, da.phys_port_cnt, da.atomic_cap);
-	CHECK(da.max_qp > 0 && da.max_qp_wr > 0 && da.max_sge > 0 && da.max_cq > 0 && da.max_cqe > 0 &&
+	CHECK(da.max_qp > 0 && da.max_qp_wr > 0 && da.max_sge > 0 && da.max_cq > 0 &&
+	      da.max_cqe > 0 &&
 	      da.max_mr > 0 && da.max_mr_size > 0 && da.max_pd > 0 && da.max_qp_rd_atom > 0 &&
 	      da.max_qp_init_rd_atom > 0 && da.phys_port_cnt >= 1,
 	      "device limits are non-zero");
@@ -66,12 +75,15 @@ static void t_query(void)
 		FAIL("ibv_query_port(1): %s", strerror(errno));
 	else
 		OK("query port 1: state %s max_mtu %d active_mtu %d gid_tbl_len %d link_layer %d",
-		   ibv_port_state_str(pa.state), pa.max_mtu, pa.active_mtu, pa.gid_tbl_len, pa.link_layer);
+		   ibv_port_state_str(pa.state), pa.max_mtu, pa.active_mtu, pa.gid_tbl_len,
+		   pa.link_layer);
 	CHECK(pa.state == IBV_PORT_ACTIVE, "port 1 is ACTIVE");
 	union ibv_gid gid;
+
 	CHECK(!ibv_query_gid(ctx, 1, 0, &gid), "query gid 0");
 	iwarp = ctx->device->transport_type == IBV_TRANSPORT_IWARP;
-	NOTE("transport %s, node type %s", iwarp ? "iWARP" : "other", ibv_node_type_str(ctx->device->node_type));
+	NOTE("transport %s, node type %s", iwarp ? "iWARP" : "other",
+	     ibv_node_type_str(ctx->device->node_type));
 	if (iwarp)
 		CHECK(da.atomic_cap == IBV_ATOMIC_NONE, "atomic_cap is NONE (siw has no atomics)");
 }
@@ -79,7 +91,8 @@ static void t_query(void)
 static void t_pd(void)
 {
 	struct ibv_pd *p = ibv_alloc_pd(ctx);
-	CHECK(p != NULL, "alloc PD");
+
+	CHECK(p, "alloc PD");
 	if (p)
 		CHECK(!ibv_dealloc_pd(p), "dealloc PD");
 	pd = ibv_alloc_pd(ctx);
@@ -89,21 +102,29 @@ static void t_pd(void)
 	int n = da.max_pd <= 4096 ? da.max_pd - 1 : 1024;
 	struct ibv_pd **v = calloc((size_t)n + 1, sizeof(*v));
 	int got = 0;
-	for (; got < n; got++)
-		if (!(v[got] = ibv_alloc_pd(ctx)))
+
+	for (; got < n; got++) {
+		v[got] = ibv_alloc_pd(ctx);
+		if (!v[got])
 			break;
+	}
 	if (da.max_pd <= 4096) {
 		CHECK(got == n, "allocated max_pd=%d PDs (got %d + 1)", da.max_pd, got);
 		struct ibv_pd *x = ibv_alloc_pd(ctx);
+
 		if (x) {
-			NOTE("PD number %d (> max_pd) was allocated: limit not enforced", da.max_pd + 1);
+			NOTE("PD number %d (> max_pd) was allocated: limit not enforced",
+			     da.max_pd + 1);
 			ibv_dealloc_pd(x);
-		} else
+		} else {
 			OK("PD beyond max_pd refused (%s)", errname(errno));
+		}
 	} else {
-		CHECK(got == n, "allocated %d PDs (max_pd %d too large to exhaust)", got, da.max_pd);
+		CHECK(got == n, "allocated %d PDs (max_pd %d too large to exhaust)", got,
+		      da.max_pd);
 	}
 	int bad = 0;
+
 	for (int k = 0; k < got; k++)
 		bad |= ibv_dealloc_pd(v[k]);
 	CHECK(!bad, "deallocated %d PDs", got);
@@ -115,13 +136,13 @@ static void t_cq(void)
 	struct ibv_cq *c;
 
 	c = ibv_create_cq(ctx, 1, NULL, NULL, 0);
-	CHECK(c != NULL, "CQ cqe=1 (%s)", c ? "ok" : errname(errno));
+	CHECK(c, "CQ cqe=1 (%s)", c ? "ok" : errname(errno));
 	if (c) {
 		CHECK(c->cqe >= 1, "CQ cqe=1 reports cqe %d >= 1", c->cqe);
 		ibv_destroy_cq(c);
 	}
 	c = ibv_create_cq(ctx, da.max_cqe, NULL, NULL, 0);
-	CHECK(c != NULL, "CQ cqe=max_cqe=%d (%s)", da.max_cqe, c ? "ok" : errname(errno));
+	CHECK(c, "CQ cqe=max_cqe=%d (%s)", da.max_cqe, c ? "ok" : errname(errno));
 	if (c) {
 		CHECK(c->cqe >= da.max_cqe, "CQ max_cqe reports cqe %d", c->cqe);
 		ibv_destroy_cq(c);
@@ -142,28 +163,33 @@ static void t_cq(void)
 
 	/* arming and completion channel */
 	struct ibv_comp_channel *chn = ibv_create_comp_channel(ctx);
-	CHECK(chn != NULL, "create completion channel");
+
+	CHECK(chn, "create completion channel");
 	if (!chn)
 		return;
 	c = ibv_create_cq(ctx, 16, NULL, chn, 0);
-	CHECK(c != NULL, "CQ with completion channel");
+	CHECK(c, "CQ with completion channel");
 	if (c) {
 		CHECK(!ibv_req_notify_cq(c, 0), "req_notify_cq solicited_only=0");
 		CHECK(!ibv_req_notify_cq(c, 1), "req_notify_cq solicited_only=1");
 		CHECK(!ibv_req_notify_cq(c, 0), "req_notify_cq re-arm");
 		struct pollfd pfd = { .fd = chn->fd, .events = POLLIN };
 		int r = poll(&pfd, 1, 200);
+
 		CHECK(r == 0, "no CQ event within 200 ms with nothing posted (poll=%d)", r);
 		CHECK(!ibv_destroy_cq(c), "destroy armed CQ");
 	}
 	CHECK(!ibv_destroy_comp_channel(chn), "destroy completion channel");
 }
 
-static struct ibv_qp *mkqp(enum ibv_qp_type t, int swr, int rwr, int ssge, int rsge, int inl, struct ibv_srq *srq)
+static struct ibv_qp *mkqp(enum ibv_qp_type t, int swr, int rwr, int ssge, int rsge, int inl,
+			   struct ibv_srq *srq)
 {
 	struct ibv_qp_init_attr a = { 0 };
+
 	a.qp_type = t;
-	a.send_cq = a.recv_cq = cq;
+	a.send_cq = cq;
+	a.recv_cq = cq;
 	a.srq = srq;
 	a.cap.max_send_wr = (uint32_t)swr;
 	a.cap.max_recv_wr = (uint32_t)rwr;
@@ -177,9 +203,10 @@ static struct ibv_qp *mkqp(enum ibv_qp_type t, int swr, int rwr, int ssge, int r
 static int inl_ok(int n)
 {
 	struct ibv_qp *q = mkqp(IBV_QPT_RC, 4, 4, 1, 1, n, NULL);
+
 	if (q)
 		ibv_destroy_qp(q);
-	return q != NULL;
+	return !!q;
 }
 
 static void t_qp(void)
@@ -188,43 +215,54 @@ static void t_qp(void)
 	int W = da.max_qp_wr, G = da.max_sge;
 
 	q = mkqp(IBV_QPT_RC, 1, 1, 1, 1, 0, NULL);
-	CHECK(q != NULL, "RC QP minimal (%s)", q ? "ok" : errname(errno));
+	CHECK(q, "RC QP minimal (%s)", q ? "ok" : errname(errno));
 	if (q)
 		CHECK(!ibv_destroy_qp(q), "destroy RC QP");
 	q = mkqp(IBV_QPT_RC, W, 1, 1, 1, 0, NULL);
-	CHECK(q != NULL, "RC QP max_send_wr=max_qp_wr=%d (%s)", W, q ? "ok" : errname(errno));
-	if (q) ibv_destroy_qp(q);
+	CHECK(q, "RC QP max_send_wr=max_qp_wr=%d (%s)", W, q ? "ok" : errname(errno));
+	if (q)
+		ibv_destroy_qp(q);
 	q = mkqp(IBV_QPT_RC, 1, W, 1, 1, 0, NULL);
-	CHECK(q != NULL, "RC QP max_recv_wr=max_qp_wr=%d (%s)", W, q ? "ok" : errname(errno));
-	if (q) ibv_destroy_qp(q);
+	CHECK(q, "RC QP max_recv_wr=max_qp_wr=%d (%s)", W, q ? "ok" : errname(errno));
+	if (q)
+		ibv_destroy_qp(q);
 	q = mkqp(IBV_QPT_RC, W + 1, 1, 1, 1, 0, NULL);
 	expect_einval(!q, errno, "RC QP max_send_wr=max_qp_wr+1");
-	if (q) ibv_destroy_qp(q);
+	if (q)
+		ibv_destroy_qp(q);
 	q = mkqp(IBV_QPT_RC, 1, W + 1, 1, 1, 0, NULL);
 	expect_einval(!q, errno, "RC QP max_recv_wr=max_qp_wr+1");
-	if (q) ibv_destroy_qp(q);
+	if (q)
+		ibv_destroy_qp(q);
 	q = mkqp(IBV_QPT_RC, 4, 4, G, G, 0, NULL);
-	CHECK(q != NULL, "RC QP send/recv sge=max_sge=%d (%s)", G, q ? "ok" : errname(errno));
-	if (q) ibv_destroy_qp(q);
+	CHECK(q, "RC QP send/recv sge=max_sge=%d (%s)", G, q ? "ok" : errname(errno));
+	if (q)
+		ibv_destroy_qp(q);
 	q = mkqp(IBV_QPT_RC, 4, 4, G + 1, 1, 0, NULL);
 	expect_einval(!q, errno, "RC QP max_send_sge=max_sge+1");
-	if (q) ibv_destroy_qp(q);
+	if (q)
+		ibv_destroy_qp(q);
 	q = mkqp(IBV_QPT_RC, 4, 4, 1, G + 1, 0, NULL);
 	expect_einval(!q, errno, "RC QP max_recv_sge=max_sge+1");
-	if (q) ibv_destroy_qp(q);
+	if (q)
+		ibv_destroy_qp(q);
 
 	/* max inline: not a device attribute; find the largest accepted */
 	int lo = 0, hi = 1 << 16;
+
 	if (inl_ok(hi)) {
 		NOTE("inline %d accepted: no inline limit found", hi);
 	} else {
 		while (hi - lo > 1) {
 			int mid = (lo + hi) / 2;
-			if (inl_ok(mid)) lo = mid; else hi = mid;
+
+			if (inl_ok(mid))
+				lo = mid; else hi = mid;
 		}
 		NOTE("largest accepted max_inline_data: %d", lo);
 		if (iwarp && !strncmp(ibv_get_device_name(ctx->device), "siw", 3))
-			CHECK(lo == (int)SIW_MAX_INLINE, "max_inline_data limit == SIW_MAX_INLINE (%d): works, +1 fails",
+			CHECK(lo == (int)SIW_MAX_INLINE,
+			      "max_inline_data limit == SIW_MAX_INLINE (%d): works, +1 fails",
 			      (int)SIW_MAX_INLINE);
 		else
 			CHECK(lo > 0, "max_inline_data %d works, %d fails", lo, lo + 1);
@@ -233,37 +271,51 @@ static void t_qp(void)
 	if (q) {
 		struct ibv_qp_attr qa;
 		struct ibv_qp_init_attr qi;
+
 		CHECK(!ibv_query_qp(q, &qa, IBV_QP_STATE | IBV_QP_CAP, &qi), "query fresh QP");
 		/* verbs say RESET; iWARP providers (the kernel's siw) report INIT
-		 * for a fresh QP: both accepted, reported */
+		 * for a fresh QP: both accepted, reported
+		 */
 		CHECK(qa.qp_state == IBV_QPS_RESET || qa.qp_state == IBV_QPS_INIT,
-		      "fresh QP state RESET or INIT (%d%s)", qa.qp_state, qa.qp_state == IBV_QPS_INIT ? ": INIT" : "");
+		      "fresh QP state RESET or INIT (%d%s)", qa.qp_state,
+		      qa.qp_state == IBV_QPS_INIT ? ": INIT" : "");
 		ibv_destroy_qp(q);
 	}
 	/* unsupported QP types */
 	q = mkqp(IBV_QPT_UD, 4, 4, 1, 1, 0, NULL);
 	if (iwarp) {
-		CHECK(!q && (errno == EOPNOTSUPP || errno == EINVAL), "UD QP refused (%s)", q ? "created!" : errname(errno));
-	} else
+		CHECK(!q && (errno == EOPNOTSUPP || errno == EINVAL), "UD QP refused (%s)",
+		      q ? "created!" : errname(errno));
+	} else {
 		NOTE("UD QP on non-iWARP device: %s", q ? "created" : errname(errno));
-	if (q) ibv_destroy_qp(q);
+	}
+	if (q)
+		ibv_destroy_qp(q);
 	q = mkqp(IBV_QPT_UC, 4, 4, 1, 1, 0, NULL);
 	if (iwarp) {
-		CHECK(!q && (errno == EOPNOTSUPP || errno == EINVAL), "UC QP refused (%s)", q ? "created!" : errname(errno));
-	} else
+		CHECK(!q && (errno == EOPNOTSUPP || errno == EINVAL), "UC QP refused (%s)",
+		      q ? "created!" : errname(errno));
+	} else {
 		NOTE("UC QP on non-iWARP device: %s", q ? "created" : errname(errno));
-	if (q) ibv_destroy_qp(q);
+	}
+	if (q)
+		ibv_destroy_qp(q);
 
 	/* many QPs */
 	int n = da.max_qp < 256 ? da.max_qp : 256, got = 0;
 	struct ibv_qp **v = calloc((size_t)n, sizeof(*v));
-	for (; got < n; got++)
-		if (!(v[got] = mkqp(IBV_QPT_RC, 2, 2, 1, 1, 0, NULL)))
+
+	for (; got < n; got++) {
+		v[got] = mkqp(IBV_QPT_RC, 2, 2, 1, 1, 0, NULL);
+		if (!v[got])
 			break;
+	}
 	if (got < n)
 		NOTE("QP number %d failed: %s", got + 1, errname(errno));
-	CHECK(got >= (n < 16 ? n : 16), "created %d of %d RC QPs at once (max_qp %d; >= 16 required)", got, n, da.max_qp);
+	CHECK(got >= (n < 16 ? n : 16),
+	      "created %d of %d RC QPs at once (max_qp %d; >= 16 required)", got, n, da.max_qp);
 	uint32_t dup = 0;
+
 	for (int a = 0; a < got; a++)
 		for (int b = a + 1; b < got; b++)
 			if (v[a]->qp_num == v[b]->qp_num)
@@ -283,17 +335,22 @@ static void t_srq(void)
 		NOTE("device has no SRQ support (max_srq 0)");
 		return;
 	}
-#define MKSRQ(w, g) (memset(&sa, 0, sizeof(sa)), sa.attr.max_wr = (uint32_t)(w), sa.attr.max_sge = (uint32_t)(g), errno = 0, ibv_create_srq(pd, &sa))
+#define MKSRQ(w, g) (memset(&sa, 0, sizeof(sa)), sa.attr.max_wr = (uint32_t)(w), \
+		     sa.attr.max_sge = (uint32_t)(g), errno = 0, ibv_create_srq(pd, &sa))
 	s = MKSRQ(da.max_srq_wr, da.max_srq_sge);
-	CHECK(s != NULL, "SRQ max_wr=max_srq_wr=%d max_sge=max_srq_sge=%d (%s)", da.max_srq_wr, da.max_srq_sge,
+	CHECK(s, "SRQ max_wr=max_srq_wr=%d max_sge=max_srq_sge=%d (%s)", da.max_srq_wr,
+	      da.max_srq_sge,
 	      s ? "ok" : errname(errno));
-	if (s) ibv_destroy_srq(s);
+	if (s)
+		ibv_destroy_srq(s);
 	s = MKSRQ(da.max_srq_wr + 1, 1);
 	expect_einval(!s, errno, "SRQ max_wr=max_srq_wr+1");
-	if (s) ibv_destroy_srq(s);
+	if (s)
+		ibv_destroy_srq(s);
 	s = MKSRQ(16, da.max_srq_sge + 1);
 	expect_einval(!s, errno, "SRQ max_sge=max_srq_sge+1");
-	if (s) ibv_destroy_srq(s);
+	if (s)
+		ibv_destroy_srq(s);
 
 	s = MKSRQ(64, 1);
 	if (!s) {
@@ -302,13 +359,17 @@ static void t_srq(void)
 	}
 	struct ibv_srq_attr a = { 0 };
 	uint32_t mw = sa.attr.max_wr; /* written back by ibv_create_srq */
+
 	CHECK(mw >= 64, "SRQ max_wr %u (from create) >= requested 64", mw);
 	int qr = ibv_query_srq(s, &a);
 	int can_query = qr == 0;
-	if (qr == EOPNOTSUPP || qr == ENOSYS || qr == -EOPNOTSUPP)
-		NOTE("ibv_query_srq not supported by the provider (%s): limit read-back skipped", errname(qr < 0 ? -qr : qr));
-	else {
-		CHECK(!qr, "query SRQ: max_wr %u max_sge %u limit %u", a.max_wr, a.max_sge, a.srq_limit);
+
+	if (qr == EOPNOTSUPP || qr == ENOSYS || qr == -EOPNOTSUPP) {
+		NOTE("ibv_query_srq not supported by the provider (%s): limit read-back skipped",
+		     errname(qr < 0 ? -qr : qr));
+	} else {
+		CHECK(!qr, "query SRQ: max_wr %u max_sge %u limit %u", a.max_wr, a.max_sge,
+		      a.srq_limit);
 		CHECK(a.srq_limit == 0, "fresh SRQ limit is 0 (%u)", a.srq_limit);
 		if (!qr && a.max_wr)
 			mw = a.max_wr;
@@ -318,9 +379,11 @@ static void t_srq(void)
 	CHECK(!ibv_modify_srq(s, &a, IBV_SRQ_LIMIT), "modify SRQ limit=10");
 	memset(&a, 0, sizeof(a));
 	if (can_query)
-		CHECK(!ibv_query_srq(s, &a) && a.srq_limit == 10, "query SRQ shows limit 10 (%u)", a.srq_limit);
+		CHECK(!ibv_query_srq(s, &a) && a.srq_limit == 10, "query SRQ shows limit 10 (%u)",
+		      a.srq_limit);
 	a.srq_limit = mw;
 	int r = ibv_modify_srq(s, &a, IBV_SRQ_LIMIT);
+
 	NOTE("modify SRQ limit=max_wr(%u): %s", mw, r ? errname(r) : "ok");
 	a.srq_limit = mw + 1;
 	errno = 0;
@@ -334,8 +397,10 @@ static void t_srq(void)
 	s = MKSRQ(16, 1);
 	if (s) {
 		struct ibv_qp *q = mkqp(IBV_QPT_RC, 4, 0, 1, 0, 0, s);
-		CHECK(q != NULL, "RC QP attached to SRQ (%s)", q ? "ok" : errname(errno));
-		if (q) ibv_destroy_qp(q);
+
+		CHECK(q, "RC QP attached to SRQ (%s)", q ? "ok" : errname(errno));
+		if (q)
+			ibv_destroy_qp(q);
 		ibv_destroy_srq(s);
 	}
 }
@@ -343,19 +408,26 @@ static void t_srq(void)
 static const char *accname(int acc, char *b)
 {
 	b[0] = 0;
-	if (acc & IBV_ACCESS_LOCAL_WRITE) strcat(b, "LW|");
-	if (acc & IBV_ACCESS_REMOTE_WRITE) strcat(b, "RW|");
-	if (acc & IBV_ACCESS_REMOTE_READ) strcat(b, "RR|");
-	if (acc & IBV_ACCESS_REMOTE_ATOMIC) strcat(b, "RA|");
-	if (acc & IBV_ACCESS_MW_BIND) strcat(b, "MWB|");
-	if (!b[0]) strcpy(b, "none|");
+	if (acc & IBV_ACCESS_LOCAL_WRITE)
+		strcat(b, "LW|");
+	if (acc & IBV_ACCESS_REMOTE_WRITE)
+		strcat(b, "RW|");
+	if (acc & IBV_ACCESS_REMOTE_READ)
+		strcat(b, "RR|");
+	if (acc & IBV_ACCESS_REMOTE_ATOMIC)
+		strcat(b, "RA|");
+	if (acc & IBV_ACCESS_MW_BIND)
+		strcat(b, "MWB|");
+	if (!b[0])
+		strcpy(b, "none|");
 	b[strlen(b) - 1] = 0;
 	return b;
 }
 
 static void t_mr(void)
 {
-	static const int bits[] = { IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_WRITE, IBV_ACCESS_REMOTE_READ,
+	static const int bits[] = { IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_WRITE,
+				    IBV_ACCESS_REMOTE_READ,
 				    IBV_ACCESS_REMOTE_ATOMIC, IBV_ACCESS_MW_BIND };
 	size_t len = 1 << 16;
 	void *buf = aligned_alloc(4096, len);
@@ -363,6 +435,7 @@ static void t_mr(void)
 
 	for (int m = 0; m < 32; m++) {
 		int acc = 0;
+
 		for (int k = 0; k < 5; k++)
 			if (m & (1 << k))
 				acc |= bits[k];
@@ -371,13 +444,17 @@ static void t_mr(void)
 		errno = 0;
 		struct ibv_mr *mr = ibv_reg_mr(pd, buf, len, acc);
 		int e = errno;
+
 		if (invalid) {
 			CHECK(!mr && e == EINVAL, "MR access %s invalid: %s", accname(acc, nb),
 			      mr ? "registered!" : errname(e));
-		} else if ((acc & IBV_ACCESS_REMOTE_ATOMIC) && da.atomic_cap == IBV_ATOMIC_NONE && !mr) {
-			OK("MR access %s refused (%s) on a device without atomics: accepted", accname(acc, nb), errname(e));
+		} else if ((acc & IBV_ACCESS_REMOTE_ATOMIC) && da.atomic_cap == IBV_ATOMIC_NONE &&
+			   !mr) {
+			OK("MR access %s refused (%s) on a device without atomics: accepted",
+			   accname(acc, nb), errname(e));
 		} else {
-			CHECK(mr != NULL, "MR access %s valid: %s", accname(acc, nb), mr ? "registered" : errname(e));
+			CHECK(mr, "MR access %s valid: %s", accname(acc, nb),
+			      mr ? "registered" : errname(e));
 		}
 		if (mr)
 			ibv_dereg_mr(mr);
@@ -385,20 +462,26 @@ static void t_mr(void)
 	/* zero length */
 	errno = 0;
 	struct ibv_mr *mr = ibv_reg_mr(pd, buf, 0, IBV_ACCESS_LOCAL_WRITE);
+
 	NOTE("MR of length 0: %s", mr ? "registered" : errname(errno));
-	if (mr) ibv_dereg_mr(mr);
+	if (mr)
+		ibv_dereg_mr(mr);
 	/* larger than max_mr_size */
 	if (da.max_mr_size && da.max_mr_size <= (1ull << 30)) {
 		size_t big = (size_t)da.max_mr_size + 4096;
-		void *p = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		void *p = mmap(NULL, big, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
 		if (p != MAP_FAILED) {
 			errno = 0;
 			mr = ibv_reg_mr(pd, p, da.max_mr_size + 1, IBV_ACCESS_LOCAL_WRITE);
 			if (mr) {
-				FAIL("MR of max_mr_size+1 (0x%llx) registered", (unsigned long long)da.max_mr_size + 1);
+				FAIL("MR of max_mr_size+1 (0x%llx) registered",
+				     (unsigned long long)da.max_mr_size + 1);
 				ibv_dereg_mr(mr);
-			} else
+			} else {
 				OK("MR of max_mr_size+1 refused (%s)", errname(errno));
+			}
 			munmap(p, big);
 		}
 	} else {
@@ -409,12 +492,17 @@ static void t_mr(void)
 	enum { NMR = 64 };
 	struct ibv_mr *v[NMR];
 	int n = 0;
-	for (; n < NMR; n++)
-		if (!(v[n] = ibv_reg_mr(pd, (char *)buf + n * 64, 64,
-					IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)))
+
+	for (; n < NMR; n++) {
+		v[n] = ibv_reg_mr(pd, (char *)buf + n * 64, 64,
+				  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				  IBV_ACCESS_REMOTE_READ);
+		if (!v[n])
 			break;
+	}
 	CHECK(n == NMR, "registered %d MRs on overlapping ranges", n);
 	int dl = 0, dr = 0;
+
 	for (int a = 0; a < n; a++)
 		for (int b = a + 1; b < n; b++) {
 			dl += v[a]->lkey == v[b]->lkey;
@@ -424,21 +512,30 @@ static void t_mr(void)
 	for (int k = 0; k < n; k++)
 		ibv_dereg_mr(v[k]);
 	/* re-registration gives a different key */
-	struct ibv_mr *m1 = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	struct ibv_mr *m1 = ibv_reg_mr(pd, buf, 4096,
+				       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+
 	if (m1) {
 		uint32_t k1 = m1->rkey, l1 = m1->lkey;
+
 		ibv_dereg_mr(m1);
-		struct ibv_mr *m2 = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+		struct ibv_mr *m2 = ibv_reg_mr(pd, buf, 4096,
+					       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+
 		if (m2) {
-			NOTE("re-register: rkey 0x%08x -> 0x%08x, lkey 0x%08x -> 0x%08x", k1, m2->rkey, l1, m2->lkey);
+			NOTE("re-register: rkey 0x%08x -> 0x%08x, lkey 0x%08x -> 0x%08x", k1,
+			     m2->rkey, l1, m2->lkey);
 			CHECK(m2->rkey != k1, "re-registered buffer gets a different rkey");
-			CHECK((m2->rkey & 0xff) != (k1 & 0xff), "re-registration changes the 8-bit key part (0x%02x -> 0x%02x)",
+			CHECK((m2->rkey & 0xff) != (k1 & 0xff),
+			      "re-registration changes the 8-bit key part (0x%02x -> 0x%02x)",
 			      k1 & 0xff, m2->rkey & 0xff);
 			ibv_dereg_mr(m2);
-		} else
+		} else {
 			FAIL("re-register: %s", errname(errno));
-	} else
+		}
+	} else {
 		FAIL("reg MR 4096: %s", errname(errno));
+	}
 	free(buf);
 }
 
@@ -459,18 +556,25 @@ static void t_qp_state(void)
 	a.port_num = 1;
 	a.pkey_index = 0;
 	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-	int r = ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	int r = ibv_modify_qp(q, &a,
+			      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+
 	if (r) {
-		NOTE("RESET->INIT with pkey/port/access: %s; trying STATE|ACCESS_FLAGS (as iw_cm does)", errname(r));
+		NOTE("RESET->INIT with pkey/port/access: %s; trying STATE|ACCESS_FLAGS (as iw_cm does)",
+		     errname(r));
 		r = ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS);
 	}
 	CHECK(!r, "modify QP RESET->INIT (%s)", r ? errname(r) : "ok");
-	CHECK(!ibv_query_qp(q, &a, IBV_QP_STATE, &qi) && a.qp_state == IBV_QPS_INIT, "query shows INIT (%d)", a.qp_state);
+	CHECK(!ibv_query_qp(q, &a, IBV_QP_STATE, &qi) && a.qp_state == IBV_QPS_INIT,
+	      "query shows INIT (%d)", a.qp_state);
 	enum { NR = 5 };
 	int posted = 0;
+
 	for (int k = 0; k < NR; k++) {
 		struct ibv_sge sge = { (uintptr_t)buf + k * 32, 32, mr->lkey };
-		struct ibv_recv_wr wr = { .wr_id = 0xabc000 + (uint64_t)k, .sg_list = &sge, .num_sge = 1 }, *bad;
+		struct ibv_recv_wr wr = { .wr_id = 0xabc000 + (uint64_t)k, .sg_list = &sge,
+					  .num_sge = 1 }, *bad;
+
 		if (!ibv_post_recv(q, &wr, &bad))
 			posted++;
 	}
@@ -479,9 +583,11 @@ static void t_qp_state(void)
 	a.qp_state = IBV_QPS_ERR;
 	r = ibv_modify_qp(q, &a, IBV_QP_STATE);
 	CHECK(!r, "modify QP INIT->ERR (%s)", r ? errname(r) : "ok");
-	CHECK(!ibv_query_qp(q, &a, IBV_QP_STATE, &qi) && a.qp_state == IBV_QPS_ERR, "query shows ERR (%d)", a.qp_state);
+	CHECK(!ibv_query_qp(q, &a, IBV_QP_STATE, &qi) && a.qp_state == IBV_QPS_ERR,
+	      "query shows ERR (%d)", a.qp_state);
 	int got = 0, badid = 0, badst = 0;
 	struct ibv_wc wc;
+
 	while (got < posted && poll_one(cq, &wc, 2.0) == 1) {
 		if (wc.wr_id != 0xabc000 + (uint64_t)got)
 			badid++;
@@ -489,20 +595,25 @@ static void t_qp_state(void)
 			badst++;
 		got++;
 	}
-	CHECK(got == posted && !badid && !badst, "flushed %d/%d receives with WR_FLUSH_ERR in order (%d bad ids, %d bad status)",
+	CHECK(got == posted && !badid && !badst,
+	      "flushed %d/%d receives with WR_FLUSH_ERR in order (%d bad ids, %d bad status)",
 	      got, posted, badid, badst);
 	CHECK(poll_one(cq, &wc, 0.2) == 0, "no extra completions after flush");
 	/* post after error: must flush immediately or be refused */
 	struct ibv_sge sge = { (uintptr_t)buf, 32, mr->lkey };
 	struct ibv_recv_wr wr = { .wr_id = 0xdef, .sg_list = &sge, .num_sge = 1 }, *bad;
+
 	r = ibv_post_recv(q, &wr, &bad);
-	if (r)
+	if (r) {
 		OK("post_recv in ERR refused (%s)", errname(r));
-	else {
+	} else {
 		/* IB spec: flushed at once; not all providers do (rxe does not):
-		 * reported, not enforced */
+		 * reported, not enforced
+		 */
 		int p = poll_one(cq, &wc, 2.0);
-		NOTE("post_recv in ERR: %s", p == 1 && wc.wr_id == 0xdef && wc.status == IBV_WC_WR_FLUSH_ERR ?
+
+		NOTE("post_recv in ERR: %s", p == 1 && wc.wr_id == 0xdef &&
+		     wc.status == IBV_WC_WR_FLUSH_ERR ?
 		     "completed with WR_FLUSH_ERR" : p == 1 ? "completed with another status/id" : "no completion within 2s");
 	}
 	memset(&a, 0, sizeof(a));
@@ -520,9 +631,9 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	while ((c = getopt(argc, argv, "d:h")) != -1) {
-		if (c == 'd')
+		if (c == 'd') {
 			dev = optarg;
-		else {
+		} else {
 			fprintf(stderr, "usage: siw_objects -d DEVICE\n");
 			return 2;
 		}

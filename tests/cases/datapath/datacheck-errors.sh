@@ -9,8 +9,8 @@
 # an oob-write).
 # timeout: 600
 # timeout-debug: 1800
-source "$(dirname "$0")/../../lib.sh"
-source "$SIW_TOP/tests/tools/caselib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
+source "$SIW_TOP/tests/lib/caselib.sh"
 need_cmd rdma ss
 need_tool siw_datacheck
 m=$(dmesg_mark)

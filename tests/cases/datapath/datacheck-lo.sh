@@ -6,8 +6,8 @@
 # SIW_DATACHECK_SEED=N reproduces a run; SIW_DEV_TYPE=rxe|siw-ref compares.
 # timeout: 400
 # timeout-debug: 1200
-source "$(dirname "$0")/../../lib.sh"
-source "$SIW_TOP/tests/tools/caselib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
+source "$SIW_TOP/tests/lib/caselib.sh"
 need_cmd rdma ip
 need_tool siw_datacheck
 rdev_netns

@@ -6,8 +6,8 @@
 # check runs with all receives through the SRQ.
 # timeout: 400
 # timeout-debug: 1200
-source "$(dirname "$0")/../../lib.sh"
-source "$SIW_TOP/tests/tools/caselib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
+source "$SIW_TOP/tests/lib/caselib.sh"
 need_cmd rdma ss
 need_tool siw_datacheck
 m=$(dmesg_mark)

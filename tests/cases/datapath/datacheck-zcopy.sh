@@ -8,8 +8,8 @@
 # afterwards no zero-copy reference may keep the module busy.
 # timeout: 500
 # timeout-debug: 1500
-source "$(dirname "$0")/../../lib.sh"
-source "$SIW_TOP/tests/tools/caselib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
+source "$SIW_TOP/tests/lib/caselib.sh"
 need_cmd rdma ip
 need_tool siw_datacheck
 [[ $SIW_DEV_TYPE == siw ]] || skip "zero-copy is a parameter of this project's siw"

@@ -14,8 +14,8 @@
 # Afterwards no QP or cm_id of the test is left.
 # timeout: 300
 # timeout-debug: 900
-source "$(dirname "$0")/../../lib.sh"
-source "$SIW_TOP/tests/tools/caselib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
+source "$SIW_TOP/tests/lib/caselib.sh"
 need_cmd rdma ip ss busybox
 need_tool siw_cmtest
 [[ $SIW_DEV_TYPE == siw ]] || skip "listener semantics are checked for siw only"

@@ -6,8 +6,8 @@
 # client must print a results table.
 # timeout: 1500
 # timeout-debug: 2400
-source "$(dirname "$0")/../../lib.sh"
-source "$SIW_TOP/tests/tools/caselib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
+source "$SIW_TOP/tests/lib/caselib.sh"
 need_cmd ib_send_bw ib_write_bw ib_read_bw ib_send_lat ib_write_lat ib_read_lat rdma ss
 m=$(dmesg_mark)
 rdev_netns

@@ -3,8 +3,8 @@
 # inline sends) between netns h1 and h2 over siw on veth1/veth2.
 # timeout: 200
 # timeout-debug: 600
-source "$(dirname "$0")/../../lib.sh"
-source "$SIW_TOP/tests/tools/caselib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
+source "$SIW_TOP/tests/lib/caselib.sh"
 need_cmd rdma_server rdma_client rdma ss
 m=$(dmesg_mark)
 rdev_netns

@@ -8,8 +8,8 @@
 # load and work again afterwards.
 # timeout: 300
 # timeout-debug: 900
-source "$(dirname "$0")/../../lib.sh"
-source "$SIW_TOP/tests/tools/caselib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
+source "$SIW_TOP/tests/lib/caselib.sh"
 need_cmd rdma ip tc
 need_tool siw_datacheck
 [[ $SIW_DEV_TYPE == siw ]] || skip "zero-copy is a parameter of this project's siw"

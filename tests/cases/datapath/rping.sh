@@ -4,8 +4,8 @@
 # with data validation (-V). Counts scaled down on the debug kernel.
 # timeout: 500
 # timeout-debug: 1500
-source "$(dirname "$0")/../../lib.sh"
-source "$SIW_TOP/tests/tools/caselib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
+source "$SIW_TOP/tests/lib/caselib.sh"
 need_cmd rping rdma ss
 m=$(dmesg_mark)
 rdev_netns

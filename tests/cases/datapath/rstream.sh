@@ -4,8 +4,8 @@
 # rsockets uses plain SENDs (no write-with-immediate).
 # timeout: 400
 # timeout-debug: 1200
-source "$(dirname "$0")/../../lib.sh"
-source "$SIW_TOP/tests/tools/caselib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
+source "$SIW_TOP/tests/lib/caselib.sh"
 need_cmd rstream riostream rdma ss
 m=$(dmesg_mark)
 rdev_netns

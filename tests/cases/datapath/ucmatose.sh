@@ -3,8 +3,8 @@
 # h1 (client) and h2 (server) over siw on veth1/veth2, sends both ways.
 # timeout: 300
 # timeout-debug: 900
-source "$(dirname "$0")/../../lib.sh"
-source "$SIW_TOP/tests/tools/caselib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
+source "$SIW_TOP/tests/lib/caselib.sh"
 need_cmd ucmatose rdma ss
 m=$(dmesg_mark)
 rdev_netns

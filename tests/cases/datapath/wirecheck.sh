@@ -8,8 +8,8 @@
 # mismatch.
 # timeout: 400
 # timeout-debug: 1200
-source "$(dirname "$0")/../../lib.sh"
-source "$SIW_TOP/tests/tools/caselib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
+source "$SIW_TOP/tests/lib/caselib.sh"
 need_cmd tcpdump tshark rping ib_write_bw rdma ss
 [[ $RDEV_LTYPE == siw ]] || skip "wire check needs iWARP (SIW_DEV_TYPE=$SIW_DEV_TYPE)"
 m=$(dmesg_mark)

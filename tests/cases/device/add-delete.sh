@@ -2,7 +2,7 @@
 # rdma link add/delete of siw on lo and on a veth; what rdma, ibv_devices and
 # ibv_devinfo report about the device and its port.
 # timeout: 180
-source "$(dirname "$0")/../../lib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
 need_cmd rdma ibv_devinfo ibv_devices
 siw_fresh
 siw_load

@@ -4,7 +4,7 @@
 # second siw device on the same netdev; and fail for a nonexistent netdev.
 # The existing device keeps working after each.
 # timeout: 180
-source "$(dirname "$0")/../../lib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
 need_cmd rdma ibv_devinfo
 siw_fresh
 siw_load

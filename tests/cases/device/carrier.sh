@@ -2,7 +2,7 @@
 # Port state follows the netdev's carrier / admin state; active_mtu follows
 # the netdev MTU.
 # timeout: 180
-source "$(dirname "$0")/../../lib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
 need_cmd rdma ibv_devinfo
 siw_fresh
 siw_load

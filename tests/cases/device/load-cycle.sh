@@ -4,7 +4,7 @@
 # 8 cycles (each takes ~6 s under KASAN and TCG; leaks show in any one).
 # timeout: 300
 # timeout-debug: 1200
-source "$(dirname "$0")/../../lib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
 need_cmd rdma ibv_devinfo
 siw_fresh
 m=$(dmesg_mark)

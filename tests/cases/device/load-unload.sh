@@ -2,7 +2,7 @@
 # modprobe/rmmod of our siw; it wins over an in-tree siw (updates/); module
 # metadata and parameters; autoload by `rdma link add ... type siw`.
 # timeout: 120
-source "$(dirname "$0")/../../lib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
 need_cmd rdma modprobe modinfo depmod lsmod
 siw_fresh
 m=$(dmesg_mark)

@@ -2,7 +2,7 @@
 # Removing the netdev under a siw device removes the device (veth deleted,
 # or its network namespace deleted); other devices are untouched.
 # timeout: 180
-source "$(dirname "$0")/../../lib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
 need_cmd rdma ibv_devinfo
 siw_fresh
 siw_load

@@ -2,7 +2,7 @@
 # rmmod siw while devices exist (not opened by user space) removes them all;
 # the module can be loaded and used again.
 # timeout: 180
-source "$(dirname "$0")/../../lib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
 need_cmd rdma ibv_devinfo
 siw_fresh
 siw_load

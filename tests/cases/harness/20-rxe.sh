@@ -4,7 +4,7 @@
 # network namespaces. Proves the guest's RDMA user space works.
 # timeout: 180
 # timeout-debug: 600
-source "$(dirname "$0")/../../lib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
 need_cmd rdma ibv_devinfo ibv_devices ib_write_bw
 modprobe rdma_rxe || fail "modprobe rdma_rxe failed"
 on_exit "rdma link delete rxe0; rdma link delete rxe1; rdma link delete rxe2; rmmod rdma_rxe"

@@ -6,7 +6,7 @@
 # kernels are built without it.
 # timeout: 120
 # timeout-debug: 600
-source "$(dirname "$0")/../../lib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
 
 grep -qx 'CONFIG_KUNIT=y' "/boot/config-$(uname -r)" 2>/dev/null ||
 	skip "kernel $(uname -r) is built without CONFIG_KUNIT"

@@ -4,8 +4,8 @@
 # Twice: TCP copying the payload (default), then zero-copy (zcopy_min=1).
 # timeout: 600
 # timeout-debug: 1800
-source "$(dirname "$0")/../../lib.sh"
-source "$SIW_TOP/tests/tools/caselib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
+source "$SIW_TOP/tests/lib/caselib.sh"
 need_cmd rdma ss
 need_tool siw_datacheck
 [[ -n ${SIW_ROLE:-} ]] || skip "pair group case run outside a pair"

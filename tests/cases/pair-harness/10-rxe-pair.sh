@@ -4,7 +4,7 @@
 # ib_write_bw across. Role b serves, role a is the client.
 # timeout: 240
 # timeout-debug: 900
-source "$(dirname "$0")/../../lib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
 need_cmd rdma ibv_devinfo ib_write_bw
 [[ -n ${SIW_ROLE:-} ]] || fail "SIW_ROLE not set"
 ip -4 -o addr show dev eth0 | grep -q "inet $SIW_MY_IP/24" || fail "eth0 lacks $SIW_MY_IP"

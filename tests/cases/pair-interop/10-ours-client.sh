@@ -6,6 +6,6 @@
 # interop.bash.
 # timeout: 1200
 # timeout-debug: 2400
-source "$(dirname "$0")/../../lib.sh"
-source "$(dirname "$0")/interop.bash"
+source "$(dirname "$0")/../../lib/lib.sh"
+source "$SIW_TOP/tests/lib/interop.bash"
 interop_main a

@@ -4,6 +4,6 @@
 # ours on role b = SERVER. Same steps as 10-ours-client (interop.bash).
 # timeout: 1200
 # timeout-debug: 2400
-source "$(dirname "$0")/../../lib.sh"
-source "$(dirname "$0")/interop.bash"
+source "$(dirname "$0")/../../lib/lib.sh"
+source "$SIW_TOP/tests/lib/interop.bash"
 interop_main b

@@ -9,9 +9,9 @@
 # and re-verify.
 # timeout: 360
 # timeout-debug: 1200
-source "$(dirname "$0")/../../lib.sh"
-source "$SIW_TOP/tests/tools/caselib.sh"
-source "$SIW_TOP/tests/cases/ulp/ulp-lib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
+source "$SIW_TOP/tests/lib/caselib.sh"
+source "$SIW_TOP/tests/lib/ulp-lib.sh"
 need_cmd nvme fio rdma ss cmp openssl
 m=$(dmesg_mark)
 NQN=$ULP_NQN_BASE:pair

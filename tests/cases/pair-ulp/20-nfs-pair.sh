@@ -7,9 +7,9 @@
 # read back (drop_caches, O_DIRECT), renamed, deleted; clean unmount.
 # timeout: 400
 # timeout-debug: 1200
-source "$(dirname "$0")/../../lib.sh"
-source "$SIW_TOP/tests/tools/caselib.sh"
-source "$SIW_TOP/tests/cases/ulp/ulp-lib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
+source "$SIW_TOP/tests/lib/caselib.sh"
+source "$SIW_TOP/tests/lib/ulp-lib.sh"
 need_cmd rdma ss sha256sum openssl
 [[ -n ${SIW_ROLE:-} ]] || skip "pair group case run outside a pair"
 [[ $SIW_ROLE == a ]] && need_cmd mount.nfs

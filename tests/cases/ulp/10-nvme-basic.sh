@@ -7,9 +7,9 @@
 # reconnect and re-verify, disconnect.
 # timeout: 300
 # timeout-debug: 900
-source "$(dirname "$0")/../../lib.sh"
-source "$SIW_TOP/tests/tools/caselib.sh"
-source "$SIW_TOP/tests/cases/ulp/ulp-lib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
+source "$SIW_TOP/tests/lib/caselib.sh"
+source "$SIW_TOP/tests/lib/ulp-lib.sh"
 need_cmd nvme fio rdma ss taskset cmp
 m=$(dmesg_mark)
 NQN=$ULP_NQN_BASE:basic

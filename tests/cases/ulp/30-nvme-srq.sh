@@ -4,9 +4,9 @@
 # pattern writes 512 B..1 MiB + read back and fio crc32c verify.
 # timeout: 240
 # timeout-debug: 720
-source "$(dirname "$0")/../../lib.sh"
-source "$SIW_TOP/tests/tools/caselib.sh"
-source "$SIW_TOP/tests/cases/ulp/ulp-lib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
+source "$SIW_TOP/tests/lib/caselib.sh"
+source "$SIW_TOP/tests/lib/ulp-lib.sh"
 need_cmd nvme fio rdma ss cmp
 modinfo -F parm nvmet_rdma | grep -q '^use_srq:' || skip "nvmet_rdma of $(uname -r) has no use_srq parameter"
 m=$(dmesg_mark)

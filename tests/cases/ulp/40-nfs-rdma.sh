@@ -8,9 +8,9 @@
 # O_DIRECT), renamed, deleted; clean unmount; server stopped.
 # timeout: 300
 # timeout-debug: 900
-source "$(dirname "$0")/../../lib.sh"
-source "$SIW_TOP/tests/tools/caselib.sh"
-source "$SIW_TOP/tests/cases/ulp/ulp-lib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
+source "$SIW_TOP/tests/lib/caselib.sh"
+source "$SIW_TOP/tests/lib/ulp-lib.sh"
 need_cmd rdma ss mount.nfs sha256sum
 m=$(dmesg_mark)
 step "${RDEV_PFX}0 on ulp0"

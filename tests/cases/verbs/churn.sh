@@ -5,8 +5,8 @@
 # the debug kernel kmemleak must find nothing.
 # timeout: 600
 # timeout-debug: 1800
-source "$(dirname "$0")/../../lib.sh"
-source "$SIW_TOP/tests/tools/caselib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
+source "$SIW_TOP/tests/lib/caselib.sh"
 need_cmd rdma
 need_tool siw_churn
 m=$(dmesg_mark)

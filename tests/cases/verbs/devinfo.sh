@@ -2,8 +2,8 @@
 # ibv_devinfo -v on siw0: key fields present, non-zero and consistent with
 # what siw_objects enforces (the same limits are queried through verbs).
 # timeout: 180
-source "$(dirname "$0")/../../lib.sh"
-source "$SIW_TOP/tests/tools/caselib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
+source "$SIW_TOP/tests/lib/caselib.sh"
 need_cmd rdma ibv_devinfo
 need_tool siw_objects
 rdev_lo

@@ -10,8 +10,8 @@
 # connects to itself over a veth address (see rdev_veth_local).
 # timeout: 400
 # timeout-debug: 1500
-source "$(dirname "$0")/../../lib.sh"
-source "$SIW_TOP/tests/tools/caselib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
+source "$SIW_TOP/tests/lib/caselib.sh"
 need_cmd rdma
 need_tool siw_hostile
 [[ $RDEV_LTYPE == siw ]] || skip "siw_hostile needs libsiw rings (SIW_DEV_TYPE=$SIW_DEV_TYPE)"

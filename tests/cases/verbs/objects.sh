@@ -3,8 +3,8 @@
 # flag combinations, keys, CQ arming, QP state + flush, on siw0 (lo).
 # SIW_DEV_TYPE=rxe|siw-ref runs the same checks on another device type.
 # timeout: 240
-source "$(dirname "$0")/../../lib.sh"
-source "$SIW_TOP/tests/tools/caselib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
+source "$SIW_TOP/tests/lib/caselib.sh"
 need_cmd rdma
 need_tool siw_objects
 m=$(dmesg_mark)

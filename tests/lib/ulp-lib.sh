@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Helpers for the kernel-ULP cases (tests/cases/ulp/, tests/cases/pair-ulp/):
 # NVMe over Fabrics (nvmet-rdma target, nvme-rdma host) and NFS over RDMA
-# (knfsd + svcrdma, client xprtrdma) on siw. Not a case (not executable).
-# Source AFTER tests/lib.sh and tests/tools/caselib.sh:
-#   source "$(dirname "$0")/../../lib.sh"
-#   source "$SIW_TOP/tests/tools/caselib.sh"
-#   source "$SIW_TOP/tests/cases/ulp/ulp-lib.sh"
+# (knfsd + svcrdma, client xprtrdma) on siw. A library (tests/lib), not a case.
+# Source AFTER tests/lib/lib.sh and tests/lib/caselib.sh:
+#   source "$(dirname "$0")/../../lib/lib.sh"
+#   source "$SIW_TOP/tests/lib/caselib.sh"
+#   source "$SIW_TOP/tests/lib/ulp-lib.sh"
 #
 # Kernel ULPs open their rdma_cm ids in the initial netns, so every address
 # used here lives in the init netns: one guest uses siw0 on the veth end

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Helpers shared by the verbs/, datapath/ and pair-datapath/ cases.
-# Source AFTER tests/lib.sh:
-#   source "$(dirname "$0")/../../lib.sh"
-#   source "$SIW_TOP/tests/tools/caselib.sh"
+# Source AFTER tests/lib/lib.sh:
+#   source "$(dirname "$0")/../../lib/lib.sh"
+#   source "$SIW_TOP/tests/lib/caselib.sh"
 #
 # SIW_DEV_TYPE selects the RDMA device type the cases run on:
 #   siw      (default) this project's module (siw_load, our siw.ko)

@@ -1,22 +1,21 @@
 #!/usr/bin/env bash
 # Helpers for guest test cases. Source it from a case script:
-#   source "$(dirname "$0")/../../lib.sh"
+#   source "$(dirname "$0")/../../lib/lib.sh"
 # Cases run as root inside the VM, cwd = tree top ($SIW_TOP, same absolute
 # path as on the host). Exit 0 = pass, 77 = skip (print reason via skip),
 # anything else = fail.
 #
 # Environment (set by scripts/vm.sh / scripts/guest-cases.sh):
-#   SIW_TOP      project tree            SIW_KVER   uname -r of the guest
-#   SIW_KERNEL   stock|debug             SIW_KO     build/$KVER/siw.ko
+#   SIW_TOP      project tree            SIW_KERNEL  stock|debug
 #   SIW_ROLE     a|b (pair groups)       SIW_MY_IP / SIW_PEER_IP (pair)
-#   SIW_CASE     case name               SIW_CASE_TIMEOUT (seconds)
+#   SIW_CASE     case name
+# and from here: SIW_KO (build/$(uname -r)/siw.ko unless set)
 set -eEuo pipefail
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
-: "${SIW_TOP:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
-: "${SIW_KVER:=$(uname -r)}"
+: "${SIW_TOP:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 SIW_KO=${SIW_KO:-$SIW_TOP/build/$(uname -r)/siw.ko}
-export SIW_TOP SIW_KVER SIW_KO
+export SIW_TOP SIW_KO
 
 # ---- results ---------------------------------------------------------------
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -38,9 +37,21 @@ _siw_run_exit() {
 trap _siw_run_exit EXIT
 
 # ---- misc ------------------------------------------------------------------
+# need_cmd CMD...: a missing command fails the case, unless scripts/README.md
+# lists it as optional (section "Optional tools"): then the case is skipped.
 need_cmd() {
 	local c
-	for c in "$@"; do command -v "$c" >/dev/null 2>&1 || skip "command '$c' not available"; done
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 && continue
+		if optional_tools | grep -qxF "$c"; then
+			skip "command '$c' not available (optional, scripts/README.md)"
+		fi
+		fail "command '$c' not available (scripts/deps.sh installs it; not listed as optional in scripts/README.md)"
+	done
+}
+# optional_tools: the commands scripts/README.md lists as optional, one a line
+optional_tools() {
+	sed -n '/^## Optional tools/,/^## /s/^- `\([^`]*\)`.*/\1/p' "$SIW_TOP/scripts/README.md"
 }
 is_debug_kernel() { [[ $(uname -r) == *siwdebug* ]]; }
 
@@ -230,31 +241,85 @@ pair_barrier() {
 	fi
 }
 
-# ---- kmemleak --------------------------------------------------------------
-# kmemleak_scan_check: 0 when kmemleak is unavailable or reports nothing new;
-# otherwise prints the report, clears it (later checks see only newer
-# leaks) and returns 1.
-kmemleak_scan_check() {
-	local f=/sys/kernel/debug/kmemleak rep
-	[[ -w $f ]] || { info "kmemleak not available"; return 0; }
+# ---- kmemleak ----------------------------------------------------------------
+# kmemleak_report: scan and print what kmemleak holds (empty when nothing);
+# returns 2 when kmemleak is not available.
+kmemleak_report() {
+	local f=/sys/kernel/debug/kmemleak
+	[[ -w $f ]] || return 2
 	sleep 6 # objects younger than 5 s are never reported
 	echo scan >"$f"
 	sleep 1
 	echo scan >"$f"
-	rep=$(cat "$f")
+	cat "$f"
+}
+
+# kmemleak_scan_check: 0 when kmemleak is unavailable or reports nothing new;
+# otherwise prints the report, clears it (later checks see only newer
+# leaks) and returns 1.
+kmemleak_scan_check() {
+	local rep rc=0
+	rep=$(kmemleak_report) || rc=$?
+	((rc == 2)) && { info "kmemleak not available"; return 0; }
 	[[ -z $rep ]] && return 0
 	echo "kmemleak found unreferenced objects:" >&2
 	printf '%s\n' "$rep" | head -n 80 >&2
-	echo clear >"$f"
+	echo clear >/sys/kernel/debug/kmemleak
 	return 1
 }
 
+# kmemleak_attribute REPORT KIND OURS_KO OTHER_KO [FUNCTION]: prove, object by
+# object, that a kmemleak REPORT is not ours. An object is OTHER_KO's when its
+# backtrace holds a function of module siw ("[siw]") that OTHER_KO defines and
+# OURS_KO does not (with FUNCTION given: that function only). When every
+# object has such proof: logs one "siwtest: kmemleak-waived ADDR KIND FN" line
+# per object (scripts/logscan.sh then does not count the kmemleak scan line),
+# clears kmemleak and returns 0. Else prints the first unproved object to
+# stderr and returns 1, clearing nothing.
+kmemleak_attribute() {
+	local rep=$1 kind=$2 ours=$3 other=$4 only=${5:-} proofs
+	[[ -n $rep ]] || return 0
+	[[ -r $ours && -r $other ]] || { echo "kmemleak_attribute: missing $ours or $other" >&2; return 1; }
+	proofs=$(awk -v ours=<(kmemleak_ko_funcs "$ours") -v other=<(kmemleak_ko_funcs "$other") -v only="$only" '
+		BEGIN { while ((getline l < ours) > 0) o[l] = 1; while ((getline l < other) > 0) x[l] = 1 }
+		function close_obj() {
+			if (addr == "") return
+			if (proof == "") { bad = 1; print "UNPROVED " addr; exit }
+			print addr, proof
+		}
+		/^unreferenced object 0x/ { close_obj(); addr = $3; proof = ""; next }
+		/\[siw\]/ && proof == "" {
+			fn = $0
+			# "    [<addr>] fn+0x1/0x2 [siw]" (6.1) or "    fn+0x1/0x2 [siw]" (6.12)
+			sub(/^[ \t]*(\[<[0-9a-f]+>\] )?/, "", fn); sub(/\+0x.*/, "", fn)
+			if ((only == "" || fn == only) && (fn in x) && !(fn in o)) proof = fn
+		}
+		END { if (!bad) close_obj() }' <<<"$rep")
+	if [[ -z $proofs || $proofs == *UNPROVED* ]]; then
+		local a=${proofs##*UNPROVED }
+		echo "kmemleak: object ${a:-?} has no backtrace function that only $other has:" >&2
+		awk -v a="$a" '$0 ~ "^unreferenced object " a { p = 1 } p && /^unreferenced object/ && $0 !~ a { exit } p' <<<"$rep" | head -n 30 >&2
+		return 1
+	fi
+	local addr fn
+	while read -r addr fn; do
+		echo "siwtest: kmemleak-waived $addr $kind $fn" >/dev/kmsg
+	done <<<"$proofs"
+	echo clear >/sys/kernel/debug/kmemleak
+	return 0
+}
+# kmemleak_ko_funcs KO: the function names KO defines, one a line
+kmemleak_ko_funcs() { nm --defined-only "$1" | awk '$2 ~ /^[tT]$/ { print $3 }' | sort -u; }
+
 # dmesg_problems_since MARK: fail if the kernel logged a problem report
-# (Oops, BUG, WARNING, KASAN, lockdep, ...) after MARK.
+# after MARK (the patterns of scripts/logscan.patterns, via logscan.sh).
 dmesg_problems_since() {
-	local bad
-	bad=$(dmesg_since "$1" | grep -E 'Oops|BUG:|WARNING:|KASAN|UBSAN|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|general protection fault|Kernel panic|Call Trace:' || true)
-	[[ -z $bad ]] || fail "kernel reported a problem: $(printf '%s\n' "$bad" | head -n 5)"
+	local bad f
+	f=$(mktemp)
+	dmesg_since "$1" >"$f"
+	bad=$("$SIW_TOP/scripts/logscan.sh" "$f") || true
+	rm -f "$f"
+	[[ -z $bad ]] || fail "kernel reported a problem: $(printf '%s\n' "$bad" | sed 's/^[^:]*:[0-9]*: //' | head -n 5)"
 }
 # rdma_links: names of all RDMA links
 rdma_links() { rdma link show 2>/dev/null | awk '$1 == "link" { sub(/\/.*/, "", $2); print $2 }'; }
