@@ -11,8 +11,8 @@
 # decided it, and the flushed completions after it.
 # timeout: 400
 # timeout-debug: 1200
-source "$(dirname "$0")/../../lib.sh"
-source "$SIW_TOP/tests/tools/caselib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
+source "$SIW_TOP/tests/lib/caselib.sh"
 need_cmd rdma rping ss
 need_tool siw_datacheck
 m=$(dmesg_mark)

@@ -5,7 +5,7 @@
 # without a warning (mandoc -T lint, groff -ww, man --warnings), from the
 # tree and as installed.
 # timeout: 120
-source "$(dirname "$0")/../../lib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
 need_cmd dpkg-query mandoc groff man systemd-analyze
 ver=$(tr -d '[:space:]' <"$SIW_TOP/VERSION")
 

@@ -8,8 +8,8 @@
 # and the stop commands delete them (both twice: idempotent).
 # timeout: 400
 # timeout-debug: 1500
-source "$(dirname "$0")/../../lib.sh"
-source "$SIW_TOP/tests/tools/caselib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
+source "$SIW_TOP/tests/lib/caselib.sh"
 need_cmd rdma rping ib_write_bw modprobe modinfo dpkg-query ss
 kv=$(uname -r)
 ver=$(tr -d '[:space:]' <"$SIW_TOP/VERSION")
