@@ -9,6 +9,9 @@
  * opts: -t SECS  whole run (default 120)   -n N  connections (connect)
  *       -w SECS  one connection's limit (connect, default 20)
  *       -i IRD   responder resources offered (default 4)
+ *       -g FILE  connect: start connection k only once FILE holds a number
+ *                >= k (the peer's go-ahead, so no request waits in its
+ *                backlog while it still checks the previous case)
  *       -r BYTES once connected, post one RDMA Read of BYTES from the
  *                peer (STag 0xabc, TO 0x1000) into the MR's last bytes
  *
@@ -62,6 +65,7 @@ static struct ibv_pd *pd;
 static struct ibv_context *ctx;
 static int next_id, bad_guard, ird = 4;
 static unsigned int read_len;	/* -r: post one RDMA Read once connected */
+static const char *gofile;
 
 static uint8_t init_byte(size_t i, int which)
 {
@@ -352,6 +356,19 @@ static void parse_ap(const char *s, struct sockaddr_in *sa)
 
 static struct rdma_event_channel *ch;
 
+static int go_count(void)
+{
+	FILE *f = fopen(gofile, "r");
+	int n = 0;
+
+	if (f) {
+		if (fscanf(f, "%d", &n) != 1)
+			n = 0;
+		fclose(f);
+	}
+	return n;
+}
+
 static void start_connect(struct sockaddr_in *sa)
 {
 	struct rdma_cm_id *id;
@@ -457,13 +474,14 @@ int main(int argc, char **argv)
 	struct sockaddr_in sa;
 	struct rdma_cm_id *lid = NULL;
 
-	while ((opt = getopt(argc, argv, "t:n:w:i:r:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:n:w:i:r:g:")) != -1) {
 		switch (opt) {
 		case 't': t = atof(optarg); break;
 		case 'n': n = atoi(optarg); break;
 		case 'w': w = atof(optarg); break;
 		case 'i': ird = atoi(optarg); break;
 		case 'r': read_len = atoi(optarg); break;
+		case 'g': gofile = optarg; break;
 		default: DIE("usage: siw_victim listen|connect [-t s] [-n n] [-w s] [-i ird] ADDR:PORT");
 		}
 	}
@@ -494,7 +512,9 @@ int main(int argc, char **argv)
 				any |= conns[i] != NULL;
 			if (!any && !live && started >= n)
 				break;
-			if (!any && !live) {
+			if (!any && !live && gofile && go_count() <= started) {
+				/* wait for the peer's go-ahead */
+			} else if (!any && !live) {
 				start_connect(&sa);
 				started++;
 				live = 1;

@@ -207,6 +207,12 @@ class VictimLog:
 
 
 def stats(dev):
+    d = "/sys/class/infiniband/%s/ports/1/hw_counters" % dev
+    try:
+        return {n: int(open(os.path.join(d, n)).read()) for n in os.listdir(d)
+                if n != "lifespan"}
+    except (OSError, ValueError):
+        pass
     try:
         out = subprocess.run(["rdma", "-j", "stat", "show", "link", dev + "/1"],
                              capture_output=True, text=True, timeout=20).stdout
@@ -337,7 +343,7 @@ class Peer:
         self.a = a
         self.vlog = VictimLog(a.vlog)
         self.lsock = None
-        self.pending = []   # passive: accepted sockets not yet used
+        self.go = 0         # passive: connections the victim may start
 
     # -- active side: we connect, siw answers the MPA request
     def tcp(self, rcvbuf=None):
@@ -405,6 +411,11 @@ class Peer:
         (the victim's MPA timer runs while a case before still checks) is
         skipped."""
         for _ in range(4):
+            if self.a.go:
+                self.go += 1
+                with open(self.a.go + ".tmp", "w") as f:
+                    f.write("%d\n" % self.go)
+                os.rename(self.a.go + ".tmp", self.a.go)
             s = self.accept(timeout)
             r, end = self.read_mpa(s, 3.0)
             if r and r["key"] == KEY_REQ:
@@ -516,10 +527,29 @@ class Ctx:
 
 CASES = []
 
+# The default (CI) selection: one or two of each kind. --full runs all.
+CI = set("""
+sane sane-crc mpa-key mpa-rev0 mpa-rev255 mpa-rev1 mpa-markers mpa-pdlen-513
+mpa-pd-truncated-fin mpa-hdr-truncated-rst mpa-silence mpa-crc-flag
+mpa-second-request mpa-fpdu-before-reply mpa-p2p-no-rtr mpa-p2p-wrong-rtr
+fpdu-len0 fpdu-len-short fpdu-len-ffff-send fpdu-crc-bad fpdu-crc-missing
+fpdu-pad-nonzero fpdu-truncated-rst fpdu-garbage ddp-version-untagged
+rdmap-version rdmap-opcode-8 rdmap-opcode-9-tagged tagged-bit-write
+stag-unknown stag-guess-plus1 stag-other-pd stag-no-remote-write to-past-end
+to-wrap qn-3 msn-2 mo-past-buffer mo-wrap msg-too-long no-receive-posted
+last-segment-never-comes rreq-over-ird rreq-4g rreq-other-pd
+rresp-unsolicited sendinv-other-pd term-garbage data-after-term mutate-seed1
+slow-sender flood sane-after
+rep-sane rep-key rep-rev0 rep-reject rep-pdlen-513 rep-truncated-rst
+rep-silence rep-crc-unasked rep-second-reply rep-fpdu-with-reply
+rep-ird-zero-read rresp-good rresp-too-long rresp-short rresp-two
+rep-sane-after
+""".split())
 
-def case(name, mode="active", full=False):
+
+def case(name, mode="active", full=None):
     def deco(fn):
-        CASES.append((name, mode, full, fn))
+        CASES.append((name, mode, name not in CI, fn))
         return fn
     return deco
 
@@ -576,6 +606,8 @@ def c_sane_crc(x):
 def mpa_refused(x, frame, want_reply_rej=False, after=None, end_within=4.0):
     s = x.p.tcp()
     s.sendall(frame)
+    if after:
+        time.sleep(0.5)     # siw has accepted it and reads the frame
     if after == "fin":
         s.shutdown(socket.SHUT_WR)
     elif after == "rst":
@@ -1344,7 +1376,7 @@ def reply_case(x, reply, want_event, extra=b"", after=None):
     fr = c.collect(x.p.a.mpa_timeout + 5)
     x.closed(fr)
     c.close("rst")
-    ev = x.p.vlog.wait(lambda l: re.match(r"^EV %s (REJECTED|CONNECT_ERROR|UNREACHABLE|ESTABLISHED)" % c.cid, l), 10)
+    ev = x.p.vlog.wait(lambda l: re.match(r"^EV %s RDMA_CM_EVENT_(REJECTED|CONNECT_ERROR|UNREACHABLE|ESTABLISHED)" % c.cid, l), 10)
     if not ev:
         x.err("victim saw no connect outcome")
     elif want_event and want_event not in ev:
@@ -1412,7 +1444,7 @@ for _how in ("fin", "rst"):
             c.s.shutdown(socket.SHUT_WR)
             c.collect(3.0)
             c.s.close()
-        ev = x.p.vlog.wait(lambda l: re.match(r"^EV %s (REJECTED|CONNECT_ERROR|UNREACHABLE|ESTABLISHED)" % c.cid, l), 10)
+        ev = x.p.vlog.wait(lambda l: re.match(r"^EV %s RDMA_CM_EVENT_(REJECTED|CONNECT_ERROR|UNREACHABLE|ESTABLISHED)" % c.cid, l), 10)
         if not ev or "ESTABLISHED" in ev:
             x.err("victim outcome %s" % ev)
         x.victim(c, error=None, mr="same")
@@ -1494,6 +1526,7 @@ def main():
     ap.add_argument("--mpa-timeout", type=float, default=4.0)
     ap.add_argument("--mutations", type=int, default=6)
     ap.add_argument("--flood", type=int, default=24)
+    ap.add_argument("--go", default="", help="passive: go-ahead file of siw_victim -g")
     ap.add_argument("--list", action="store_true")
     a = ap.parse_args()
     sel = [(n, m, f, fn) for n, m, f, fn in CASES if m == a.mode and (a.full or not f)
@@ -1541,9 +1574,6 @@ def main():
                                          time.time() - t_all), flush=True)
     return 0 if res["FAIL"] == 0 and res["XPASS"] == 0 else 1
 
-
-if __name__ == "__main__":
-    sys.exit(main())
 
 
 # ---- Read Responses to the victim's own RDMA Read (victim -r READLEN)
@@ -1626,3 +1656,7 @@ def c_rresp_two(x):
 @case("rep-sane-after", mode="passive")
 def c_rep_sane2(x):
     c_rep_sane(x)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -37,7 +37,7 @@ wire_run() {
 	if [[ $mode == active ]]; then
 		vargs=(listen -t 1500 -w 60 "$H2_IP:$port")
 	else
-		vargs=(connect -t 1500 -n 400 -w 30 -r 512 "$H1_IP:$port")
+		vargs=(connect -t 1500 -n 400 -w 30 -r 512 -g "$TMPD/go" "$H1_IP:$port")
 	fi
 	: >"$vlog"
 	ip netns exec h2 "$BIN/siw_victim" "${vargs[@]}" >"$vlog" 2>&1 &
@@ -47,7 +47,7 @@ wire_run() {
 	local counts=(--mutations "$(scale 6 3)" --flood "$(scale 24 12)")
 	timeout 1400 ip netns exec h1 python3 "$SIW_TOP/tests/tools/siw_wirepeer.py" "$mode" \
 		--addr "$([[ $mode == active ]] && echo "$H2_IP" || echo "$H1_IP")" --port "$port" \
-		--vlog "$vlog" --dev "$dev" --mpa-timeout 4 --xfail "$SIW_TOP/tests/cases/hostile/expected-fail" \
+		--vlog "$vlog" --dev "$dev" --mpa-timeout 4 --go "$TMPD/go" --xfail "$SIW_TOP/tests/cases/hostile/expected-fail" \
 		"${counts[@]}" "${full[@]}" "${only[@]}" >"$plog" 2>&1 || prc=$?
 	# the victim ends its connections and exits by itself once idle
 	kill -INT "$vpid" 2>/dev/null || true
