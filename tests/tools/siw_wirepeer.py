@@ -740,6 +740,35 @@ def c_irdord(x):
     x.victim(c, error=False, mr="same", recv_ok=1)
 
 
+@case("mpa-pd-500")
+def c_pd500(x):
+    """500 bytes of private data (iw_cm events carry at most 255)"""
+    c = x.p.establish(pd=bytes(range(250)) * 2)
+    c.send(c.msg_send(b"pd500"))
+    c.close()
+    x.victim(c, error=False, mr="same", recv_ok=1)
+
+
+@case("send-new-msn-mid-message")
+def c_newmsn(x):
+    """a new message starts while the previous one lacks its last segment"""
+    fpdu_case(x, lambda c: c.msg_send(b"a" * 64, last=False) + c.msg_send(b"b" * 64, msn=2),
+              want=(L_DDP, 2, 0x03))
+
+
+@case("write-interleaved-send")
+def c_interleave(x):
+    """a Write between the segments of a Send is legal (DDP): both land"""
+    c = x.p.establish()
+    v = c.vpd
+    c.send(c.msg_send(b"a" * 64, last=False, msn=1) + c.msg_write(v["rkey"], v["addr"], b"w" * 32) +
+           c.msg_send(b"b" * 64, mo=64, msn=1))
+    fr = c.collect(1.0, until_close=False)
+    x.no_term(fr)
+    c.close()
+    x.victim(c, error=False, mr="changed", recv_ok=1)
+
+
 @case("mpa-second-request")
 def c_second_req(x):
     """a second request after the first is parsed as an FPDU: Terminate"""
@@ -1449,6 +1478,29 @@ for _how in ("fin", "rst"):
             x.err("victim outcome %s" % ev)
         x.victim(c, error=None, mr="same")
         x.counters(conn_fail=1)
+
+
+@case("rep-slow", mode="passive")
+def c_rep_slow(x):
+    """the reply one byte per 100 ms, inside the MPA timer"""
+    c = x.p.take_request()
+    c.send(rep(), slow=0.1)
+    c.send(c.msg_send(b"slow reply"))
+    fr = c.collect(1.0, until_close=False)
+    x.no_term(fr)
+    c.close()
+    x.victim(c, error=False, mr="same", recv_ok=1)
+
+
+@case("rep-pd-500", mode="passive")
+def c_rep_pd500(x):
+    c = x.p.take_request()
+    c.send(rep(pd=bytes(range(250)) * 2))
+    c.send(c.msg_send(b"pd500"))
+    fr = c.collect(1.0, until_close=False)
+    x.no_term(fr)
+    c.close()
+    x.victim(c, error=False, mr="same", recv_ok=1)
 
 
 @case("rep-silence", mode="passive")
