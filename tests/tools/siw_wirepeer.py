@@ -574,6 +574,7 @@ slow-sender flood sane-after
 rep-sane rep-key rep-rev0 rep-reject rep-pdlen-513 rep-truncated-rst
 rep-silence rep-crc-unasked rep-second-reply rep-fpdu-with-reply
 rep-ird-zero-read rresp-good rresp-too-long rresp-short 
+rresp-terminate rep-p2p-read-rtr
 rep-sane-after
 """.split())
 
@@ -1381,7 +1382,7 @@ def c_slow_w(x):
 def c_flood(x):
     """a burst of connections: silent, half a request, a request then RST;
     siw must close every one and still serve a sane peer afterwards"""
-    n = x.p.a.flood
+    n = x.p.a.flood * (3 if x.p.a.full else 1)
     socks = []
     for i in range(n):
         try:
@@ -1735,6 +1736,97 @@ def c_rresp_two(x):
     """a second Read Response with nothing outstanding"""
     rresp_case(x, lambda c, st, to, n: c.f(rresp_body(st, to, b"A" * n)) + c.f(rresp_body(st, to, b"B" * n)),
                (L_RDMAP, 2, 0x06), mr=None, read_err=False)
+
+
+@case("rresp-terminate", mode="passive")
+def c_rresp_term(x):
+    """the peer refuses the victim's Read with a Terminate (remote
+    protection error, invalid STag): the Read completes with a remote
+    access error, siw sends no Terminate back"""
+    rresp_case(x, lambda c, st, to, n: term_frame(c, L_RDMAP, 1, 0x00),
+               None, term=False)
+    if not any(re.match(r"^WC \d+ status=remote access error opcode=2 ", l)
+               for l in x.p.vlog.since(x.vm)):
+        x.err("victim's Read did not complete with a remote access error: %s" %
+              [l for l in x.p.vlog.since(x.vm) if l.startswith("WC")][:3])
+    x.counters(term_rx=1)
+
+
+class Param:
+    """Set a module parameter for one case."""
+
+    def __init__(self, name, val):
+        self.path = "/sys/module/siw/parameters/" + name
+        self.val = val
+
+    def __enter__(self):
+        self.old = open(self.path).read().strip()
+        with open(self.path, "w") as f:
+            f.write(self.val)
+
+    def __exit__(self, *a):
+        with open(self.path, "w") as f:
+            f.write(self.old)
+
+
+def p2p_case(x, ird_bits, ord_bits, answer):
+    with Param("mpa_p2p", "Y"):
+        c = x.p.take_request()
+    r = c.req
+    if not (r.get("ird", 0) & P2P):
+        x.err("victim's request (mpa_p2p=Y) does not offer peer-to-peer: ird 0x%04x" % r.get("ird", 0))
+    c.send(rep(ird=4 | ird_bits, ord_=4 | ord_bits))
+    return c, answer(c)
+
+
+@case("rep-p2p-unoffered-rtr", mode="passive")
+def c_p2p_unoff(x):
+    """the responder picks the zero-length Send RTR the initiator did not offer"""
+    c, _ = p2p_case(x, P2P | RTR_SEND, 0, lambda c: None)
+    fr = c.collect(4.0)
+    x.closed(fr)
+    c.close("rst")
+    ev = x.p.vlog.wait(lambda l: re.match(r"^EV %s RDMA_CM_EVENT_(REJECTED|CONNECT_ERROR|UNREACHABLE|ESTABLISHED)" % c.cid, l), 10)
+    if not ev or "ESTABLISHED" in ev:
+        x.err("victim outcome %s, want a failed connect" % ev)
+    x.victim(c, error=None, mr="same")
+    x.counters(conn_fail=1)
+
+
+def p2p_rtr_flow(x, ord_bit, want_first):
+    c, _ = p2p_case(x, P2P, ord_bit, lambda c: None)
+    fr = c.collect(2.0, until_close=False)
+    ops = [(struct.unpack(">H", b[:2])[0] & 0xF, len(b)) for b, _ in fr.fpdus]
+    x.note("ops %s" % ops)
+    if not ops or ops[0][0] != want_first[0] or ops[0][1] != want_first[1]:
+        x.err("first FPDU %s, want the RTR %s" % (ops[:1], want_first))
+    rq = [b for b, _ in fr.fpdus if struct.unpack(">H", b[:2])[0] & 0xF == RREQ]
+    real = [b for b in rq if struct.unpack(">I", b[34:38])[0] == 0xABC]
+    out = b""
+    if ord_bit == RTR_READ:
+        out += c.f(rresp_body(0, 0, b""))   # answers the RTR Read
+    if real:
+        sink_stag, sink_to, size = struct.unpack(">IQI", real[0][18:34])
+        out += c.f(rresp_body(sink_stag, sink_to, b"R" * size))
+    else:
+        x.err("victim's Read did not go out after the RTR")
+    c.send(out)
+    fr2 = c.collect(1.0, until_close=False)
+    x.no_term(fr2)
+    c.close()
+    x.victim(c, error=False, mr="changed" if real else "same")
+    if real and not any(re.match(r"^WC %d status=success opcode=2 " % c.cid, l) for l in x.vlines):
+        x.err("victim's Read did not complete after the RTR")
+
+
+@case("rep-p2p-write-rtr", mode="passive")
+def c_p2p_w(x):
+    p2p_rtr_flow(x, RTR_WRITE, (WRITE, 14))
+
+
+@case("rep-p2p-read-rtr", mode="passive")
+def c_p2p_r(x):
+    p2p_rtr_flow(x, RTR_READ, (RREQ, 46))
 
 
 @case("rep-sane-after", mode="passive")
