@@ -887,7 +887,9 @@ def fpdu_case(x, raw, want=None, crc=False, after=None, recv_ok=0, mr="same",
     else:
         x.closed(fr)
     c.close("rst")
-    x.victim(c, mr=mr, recv_ok=recv_ok)
+    kv = x.victim(c, mr=mr, recv_ok=recv_ok)
+    if kv and mr is None:
+        x.note("victim MR %s" % kv["mr"])
     if counters is None:
         counters = dict(rx_proto_err=1, term_tx=1) if term else {}
     x.counters(**counters)
@@ -1340,7 +1342,7 @@ def mutate_case(x, seed, nconn):
         c.send(bytes(raw))
         fr = c.collect(1.5, until_close=False)
         c.close("rst" if r.randrange(2) else "fin")
-        kv = x.victim(c, error=None, mr=None)
+        x.victim(c, error=None, mr=None)
         t = fr.terms()
         x.note("m%d:%s" % (k, "%d/%d/%x" % (t[0]["layer"], t[0]["etype"], t[0]["ecode"]) if t else "-"))
 

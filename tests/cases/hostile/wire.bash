@@ -52,6 +52,7 @@ wire_run() {
 	# the victim ends its connections and exits by itself once idle
 	kill -INT "$vpid" 2>/dev/null || true
 	wait_pid "$vpid" 15 || vrc=$?
+	info "victim exit status $vrc (interrupted)"
 	cat "$plog"
 	echo "## victim log (last 60 of $(wc -l <"$vlog") lines)"
 	tail -n 60 "$vlog" | sed 's/^/[victim] /'
