@@ -12,7 +12,7 @@ plain TCP, against a siw QP driven by tests/bin/siw_victim.
         --list (print the case names and exit)
 
 Each case runs on its own TCP connection and checks: the kernel logged no
-problem report (tests/lib.sh dmesg_problems_since, from a mark written
+problem report (scripts/logscan.patterns, from a mark written
 before the case), what siw sent back (Terminate layer/type/code where RFC
 5040 section 7 / RFC 5041 / RFC 5044 name one, FIN or RST), the victim's
 view of the connection (error completion or async event instead of a
@@ -240,19 +240,17 @@ TOP = os.environ.get("SIW_TOP", os.path.join(os.path.dirname(os.path.abspath(__f
 
 
 def lib_pattern():
-    """The problem pattern of tests/lib.sh dmesg_problems_since, read from
-    there so the list stays in one place; None if its shape changed (then
-    every case calls the shell function itself, slower)."""
+    """The kernel-log problem patterns every scan of the harness uses
+    (scripts/logscan.patterns, one ERE per line), so the list stays in one
+    place; None if they do not compile here (then every case calls the
+    shell function itself, slower)."""
     try:
-        txt = open(os.path.join(TOP, "tests/lib.sh")).read()
+        with open(os.path.join(TOP, "scripts/logscan.patterns")) as f:
+            pats = [ln.rstrip("\n") for ln in f if ln.strip() and not ln.startswith("#")]
     except OSError:
         return None
-    m = re.search(r"^dmesg_problems_since\(\) \{\n(.*?)^\}", txt, re.S | re.M)
-    g = re.findall(r"grep -E '([^']+)'", m.group(1)) if m else []
-    if len(g) != 1 or "$" in g[0]:
-        return None
     try:
-        return re.compile(g[0])
+        return re.compile("|".join("(?:%s)" % p for p in pats)) if pats else None
     except re.error:
         return None
 
@@ -270,7 +268,7 @@ def kernel_problems(mid):
         bad = [ln for ln in out[i:].splitlines()[1:] if PROBLEM_RE.search(ln)]
         return "kernel reported a problem: %s" % " | ".join(bad[:5]) if bad else None
     top = TOP
-    r = subprocess.run(["bash", "-c", 'source "$1/tests/lib.sh"; dmesg_problems_since "$2"',
+    r = subprocess.run(["bash", "-c", 'source "$1/tests/lib/lib.sh"; dmesg_problems_since "$2"',
                         "_", top, mid], capture_output=True, text=True, timeout=60)
     if r.returncode:
         return (r.stderr.strip() or r.stdout.strip() or "scan failed").splitlines()[0][:300]

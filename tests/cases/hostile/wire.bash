@@ -10,8 +10,8 @@
 # fixed (an XPASS fails the case).
 # Env: SIW_TEST_FULL=1 (tests/run --full) runs the whole matrix;
 # SIW_WIRE_ONLY=REGEX limits the cases (for bisecting by hand).
-source "$(dirname "$0")/../../lib.sh"
-source "$SIW_TOP/tests/tools/caselib.sh"
+source "$(dirname "$0")/../../lib/lib.sh"
+source "$SIW_TOP/tests/lib/caselib.sh"
 
 wire_run() {
 	local mode=$1 port=$2 full=() only=() m vrc=0 prc=0 vargs dev=siw2
