@@ -251,8 +251,15 @@ static void siw_lgroup_dispatch(struct siw_lgroup *grp, struct socket *ns)
 
 	l = list_first_entry_or_null(&grp->members, struct siw_listener,
 				     node);
-	if (!l || siw_sock_addrs(ns, &la, &ra))
+	if (!l)
 		goto drop;
+	if (siw_sock_addrs(ns, &la, &ra)) {
+		/* reset by the peer before we got to it: count it */
+		siw_stat_inc(l->sdev, SIW_STAT_CONN_FAIL);
+		siw_dbg(l->sdev, "connection on %pISpc gone before accept\n",
+			&grp->addr);
+		goto drop;
+	}
 	if (!siw_addr_is_any(&grp->addr)) {
 		hit = l;
 	} else {
