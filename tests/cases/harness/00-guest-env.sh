@@ -8,7 +8,7 @@ source "$(dirname "$0")/../../lib.sh"
 [[ $SIW_KVER == "$(uname -r)" ]] || fail "SIW_KVER=$SIW_KVER but uname -r=$(uname -r)"
 [[ $(id -u) -eq 0 ]] || fail "not root"
 [[ -n ${SIW_CASE:-} && -n ${SIW_CASE_TIMEOUT:-} ]] || fail "SIW_CASE/SIW_CASE_TIMEOUT not set"
-case ${SIW_KERNEL:-} in stock | debug) ;; *) fail "SIW_KERNEL='${SIW_KERNEL:-}'" ;; esac
+case ${SIW_KERNEL:-} in stock | bookworm-bpo | trixie | trixie-bpo | debug) ;; *) fail "SIW_KERNEL='${SIW_KERNEL:-}'" ;; esac
 if is_debug_kernel; then [[ $SIW_KERNEL == debug ]] || fail "debug kernel but SIW_KERNEL=$SIW_KERNEL"; fi
 for m in /sys/kernel/debug /sys/kernel/config /dev/pts /tmp /run /var/tmp; do
 	mountpoint -q "$m" || fail "$m is not mounted"
