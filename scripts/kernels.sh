@@ -124,6 +124,7 @@ _mirror() { # URIs: of the host's sources for the main archive / security
 # /proc, /dev and the tree bound in it vanish with the command)
 _inroot() {
 	mkdir -p "$SIW_TROOT$_ktop"
+	# shellcheck disable=SC2016 # expanded by the inner sh
 	unshare -m -- sh -c 'r=$0 t=$1; shift
 		mount -t proc proc "$r/proc" && mount --rbind /dev "$r/dev" &&
 		mount --bind "$t" "$r$t" && exec chroot "$r" "$@"' "$SIW_TROOT" "$_ktop" "$@"
@@ -136,10 +137,12 @@ _troot() {
 	if [[ -e $SIW_TROOT/.siw-ready ]]; then
 		[[ $(<"$SIW_TROOT/.siw-ready") == "$_troot_pkgs" ]] && return 0
 		# made by an older version of this script: add what is missing
-		_inroot apt-get -qq update >"$SIW_KSTATE/trixie-update.log" 2>&1 &&
-			_inroot env DEBIAN_FRONTEND=noninteractive apt-get -y -qq --no-install-recommends install ${_troot_pkgs//,/ } \
-				>"$SIW_KSTATE/trixie-root.log" 2>&1 ||
-			{ tail -n 5 "$SIW_KSTATE/trixie-root.log" >&2; echo "updating the trixie build root failed" >&2; return 1; }
+		if ! { _inroot apt-get -qq update && _inroot env DEBIAN_FRONTEND=noninteractive \
+			apt-get -y -qq --no-install-recommends install ${_troot_pkgs//,/ }; } >"$SIW_KSTATE/trixie-root.log" 2>&1; then
+			tail -n 5 "$SIW_KSTATE/trixie-root.log" >&2
+			echo "updating the trixie build root failed" >&2
+			return 1
+		fi
 		echo "$_troot_pkgs" >"$SIW_TROOT/.siw-ready"
 		return 0
 	fi
@@ -220,16 +223,20 @@ _fetch_bpo12() {
 	k=$(_newest bookworm-backports) || { echo "no linux-image-amd64 in bookworm-backports" >&2; return 1; }
 	# the headers' own common and kbuild packages (named after the upstream
 	# version) come along
-	local pk=($(_imagepkgs "$k") "linux-headers-$k")
-	pk+=($("${_acache[@]}" depends "linux-headers-$k" | grep -oE 'linux-(headers-[^ ]*-common|kbuild-[^ ]*)' | sort -u))
+	local pk=()
+	mapfile -t pk < <(_imagepkgs "$k"; echo "linux-headers-$k"
+		"${_acache[@]}" depends "linux-headers-$k" | grep -oE 'linux-(headers-[^ ]*-common|kbuild-[^ ]*)' | sort -u)
 	(cd "$a/debs" && rm -f ./*.deb && apt-get "${o[@]}" -qq download "${pk[@]}") >"$a/download.log" 2>&1 ||
 		{ tail -n 3 "$a/download.log" >&2; echo "download of ${pk[*]} failed" >&2; return 1; }
 	# everything extracted under build/kernels/KVER (the headers need the
 	# image package and a newer linux-base: not installed on the host); the
 	# headers build with the host's gcc-12, as that kernel was built
 	if [[ ! -e $SIW_KSTATE/$k/usr/src/linux-headers-$k/Makefile ]]; then
-		_extract "$k" $(ls "$a"/debs/*.deb | grep -v -e linux-headers- -e linux-kbuild-) || return 1
-		local f
+		local f img=()
+		for f in "$a"/debs/*.deb; do
+			case ${f##*/} in linux-headers-* | linux-kbuild-*) ;; *) img+=("$f") ;; esac
+		done
+		_extract "$k" "${img[@]}" || return 1
 		for f in "$a"/debs/linux-headers-*.deb "$a"/debs/linux-kbuild-*.deb; do dpkg-deb -x "$f" "$SIW_KSTATE/$k" || return 1; done
 		# the flavour's Makefile includes the common tree by absolute path
 		sed -i "s|^include /usr/src/|include $SIW_KSTATE/$k/usr/src/|" "$SIW_KSTATE/$k/usr/src/linux-headers-$k/Makefile"
