@@ -100,7 +100,7 @@ static struct workqueue_struct *siw_mem_wq;
 
 int siw_mem_init(void)
 {
-	siw_mem_wq = alloc_workqueue("siw_mem", WQ_MEM_RECLAIM, 0);
+	siw_mem_wq = alloc_workqueue("siw_mem", WQ_MEM_RECLAIM | SIW_WQ_PERCPU, 0);
 	return siw_mem_wq ? 0 : -ENOMEM;
 }
 

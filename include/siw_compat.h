@@ -10,6 +10,7 @@
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 #include <linux/net.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_umem.h>
 #include <rdma/uverbs_ioctl.h>
@@ -88,5 +89,15 @@ static inline int siw_kernel_connect(struct socket *s,
 {
 	return kernel_connect(s, SIW_SOCKADDR(a), len, flags);
 }
+
+/*
+ * 6.17 adds WQ_PERCPU; 7.x warns on a workqueue that is neither
+ * WQ_PERCPU nor WQ_UNBOUND.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 17, 0)
+#define SIW_WQ_PERCPU	WQ_PERCPU
+#else
+#define SIW_WQ_PERCPU	0
+#endif
 
 #endif
