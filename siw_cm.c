@@ -788,8 +788,8 @@ static void siw_cep_do_connect(struct siw_cep *cep, unsigned long ev,
 
 	if (!cep->connect_sent) {
 		cep->connect_sent = true;
-		rv = kernel_connect(cep->sock, (struct sockaddr *)&cep->raddr,
-				    siw_addr_size(&cep->raddr), O_NONBLOCK);
+		rv = siw_kernel_connect(cep->sock, &cep->raddr,
+					siw_addr_size(&cep->raddr), O_NONBLOCK);
 		if (rv && rv != -EINPROGRESS) {
 			siw_warn(cep->sdev, "TCP connect to %pISpc failed: %d\n",
 				 &cep->raddr, rv);
@@ -907,14 +907,13 @@ static int siw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 		siw_warn(sdev, "connect to %pISpc: no socket: %d\n", raddr, rv);
 		goto fail;
 	}
-	rv = kernel_bind(cep->sock, (struct sockaddr *)&laddr,
-			 siw_addr_size(&laddr));
+	rv = siw_kernel_bind(cep->sock, &laddr, siw_addr_size(&laddr));
 	if (rv == -EADDRINUSE && siw_addr_port(&laddr)) {
 		/* rdma_cm's port space is not TCP's: let TCP choose */
 		siw_dbg(sdev, "port of %pISpc busy, binding port 0\n", &laddr);
 		siw_addr_set_port(&laddr, 0);
-		rv = kernel_bind(cep->sock, (struct sockaddr *)&laddr,
-				 siw_addr_size(&laddr));
+		rv = siw_kernel_bind(cep->sock, &laddr,
+				     siw_addr_size(&laddr));
 	}
 	if (rv) {
 		siw_warn(sdev, "connect to %pISpc: cannot bind %pISpc: %d\n",

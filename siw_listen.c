@@ -351,8 +351,8 @@ static struct siw_lgroup *siw_lgroup_create(struct siw_device *sdev,
 	sk = s->sk;
 	if (id->local_addr.ss_family == AF_INET6 && id->afonly)
 		ip6_sock_set_v6only(sk);
-	rv = kernel_bind(s, (struct sockaddr *)&id->local_addr,
-			 siw_addr_size(&id->local_addr));
+	rv = siw_kernel_bind(s, &id->local_addr,
+			     siw_addr_size(&id->local_addr));
 	if (!rv)
 		rv = kernel_listen(s, backlog);
 	if (rv) {

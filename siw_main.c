@@ -19,6 +19,8 @@ MODULE_DESCRIPTION("Software iWARP RDMA provider (out-of-tree siw)");
 MODULE_LICENSE("Dual BSD/GPL");
 MODULE_ALIAS_RDMA_LINK("siw");
 MODULE_VERSION(SIW_VERSION);
+/* user verbs need ib_uverbs; from 7.x nothing siw uses pulls it in */
+MODULE_SOFTDEP("post: ib_uverbs");
 
 static LIST_HEAD(siw_devices);
 static DEFINE_MUTEX(siw_dev_lock);

@@ -100,7 +100,7 @@ static struct workqueue_struct *siw_mem_wq;
 
 int siw_mem_init(void)
 {
-	siw_mem_wq = alloc_workqueue("siw_mem", WQ_MEM_RECLAIM, 0);
+	siw_mem_wq = alloc_workqueue("siw_mem", WQ_MEM_RECLAIM | SIW_WQ_PERCPU, 0);
 	return siw_mem_wq ? 0 : -ENOMEM;
 }
 
@@ -283,10 +283,14 @@ static int siw_mr_fill_pages(struct siw_mr *mr)
  * @access: IB_ACCESS_* rights
  * @udata: carries struct siw_ureq_reg_mr in, struct siw_uresp_reg_mr out
  *
+ * From 6.17 a DMA handle comes before @udata (SIW_REG_MR_DMAH_ARG); it is
+ * always NULL here, siw has no alloc_dmah.
+ *
  * Return: the MR or an ERR_PTR.
  */
 static struct ib_mr *siw_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
 				     u64 virt_addr, int access,
+				     SIW_REG_MR_DMAH_ARG
 				     struct ib_udata *udata)
 {
 	struct siw_device *sdev = to_siw_dev(pd->device);
@@ -327,7 +331,7 @@ static struct ib_mr *siw_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 
-	umem = ib_umem_get(pd->device, start, len, access);
+	umem = siw_umem_get(pd->device, start, len, access);
 	if (IS_ERR(umem)) {
 		rv = PTR_ERR(umem);
 		siw_dbg(sdev, "pinning 0x%llx bytes failed: %d\n", len, rv);

@@ -9,7 +9,10 @@
 #include <linux/version.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
+#include <linux/net.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/ib_umem.h>
 #include <rdma/uverbs_ioctl.h>
 
 /* 6.11 passes the uverbs attribute bundle to create_cq */
@@ -40,6 +43,61 @@ static inline struct ib_udata *siw_cq_udata(struct ib_udata *u)
 	static void (*const name)(struct sk_buff *, struct ubuf_info *, \
 				  bool) = fn
 #define siw_ubuf_bind(u, name)	((u)->callback = (name))
+#endif
+
+/*
+ * 6.17 gives reg_user_mr a DMA handle before udata. siw offers no
+ * alloc_dmah, so ib_uverbs never passes one (it stays NULL, unused).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 17, 0)
+#define SIW_REG_MR_DMAH_ARG	struct ib_dmah *dmah,
+#else
+#define SIW_REG_MR_DMAH_ARG
+#endif
+
+/*
+ * Pin a user virtual address range: ib_umem_get() is ib_umem_get_va()
+ * from 7.2 (Debian's 7.2 headers, the oldest 7.x we build for).
+ */
+static inline struct ib_umem *siw_umem_get(struct ib_device *dev,
+					   unsigned long addr, size_t len,
+					   int access)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 2, 0)
+	return ib_umem_get_va(dev, addr, len, access);
+#else
+	return ib_umem_get(dev, addr, len, access);
+#endif
+}
+
+/* 6.19 types the address of kernel_bind()/kernel_connect() sockaddr_unsized */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 19, 0)
+#define SIW_SOCKADDR(a)	((struct sockaddr_unsized *)(a))
+#else
+#define SIW_SOCKADDR(a)	((struct sockaddr *)(a))
+#endif
+
+static inline int siw_kernel_bind(struct socket *s,
+				  struct sockaddr_storage *a, int len)
+{
+	return kernel_bind(s, SIW_SOCKADDR(a), len);
+}
+
+static inline int siw_kernel_connect(struct socket *s,
+				     struct sockaddr_storage *a, int len,
+				     int flags)
+{
+	return kernel_connect(s, SIW_SOCKADDR(a), len, flags);
+}
+
+/*
+ * 6.17 adds WQ_PERCPU; 7.x warns on a workqueue that is neither
+ * WQ_PERCPU nor WQ_UNBOUND.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 17, 0)
+#define SIW_WQ_PERCPU	WQ_PERCPU
+#else
+#define SIW_WQ_PERCPU	0
 #endif
 
 #endif

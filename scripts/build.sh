@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Build the module for one kernel: scripts/build.sh KVER
 # Copies the module sources (top-level *.c *.h Kbuild Makefile Kconfig,
-# include/, tests/kunit/) into build/KVER/ and runs
-# make KDIR=/lib/modules/KVER/build there. Result: build/KVER/*.ko
+# include/, tests/kunit/) into build/KVER/ and runs make there with W=1
+# against the kernel's headers (installed, extracted, or inside the trixie
+# build root: scripts/kernels.sh); a compiler warning fails the build.
+# Result: build/KVER/*.ko
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=scripts/kernels.sh
+source "$top/scripts/kernels.sh"
 kver=${1:?usage: build.sh KVER}
-kdir=/lib/modules/$kver/build
-[[ -e $kdir/Makefile ]] || { echo "build.sh: no kernel headers at $kdir" >&2; exit 1; }
+kdir=$(kernel_kdir "$kver")
+[[ -e $(kernel_kdir_host "$kver")/Makefile ]] || { echo "build.sh: no kernel headers at $(kernel_kdir_host "$kver")" >&2; exit 1; }
 out=$top/build/$kver
 mkdir -p "$out"
 [[ -e $top/Makefile || -e $top/Kbuild ]] || { echo "build.sh: no Makefile/Kbuild at $top (module sources missing)" >&2; exit 1; }
@@ -19,7 +23,10 @@ rsync -a --delete \
 	--include='/tests/' --include='/tests/kunit/***' \
 	--exclude='*' "$top/" "$out/"
 jobs=$(nproc 2>/dev/null || echo 2)
-make -C "$out" -j"$jobs" KDIR="$kdir"
+((jobs <= 2)) || jobs=2
+blog=$out/make.log
+make -C "$out" -j"$jobs" KDIR="$kdir" SIW_ROOT="$(kernel_root "$kver")" W=1 2>&1 | tee "$blog"
+grep -q 'warning:' "$blog" && { echo "build.sh: compiler warnings with W=1 (see above)" >&2; exit 1; }
 shopt -s nullglob
 kos=("$out"/*.ko "$out"/*/*.ko "$out"/tests/kunit/*.ko)
 [[ ${#kos[@]} -gt 0 ]] || { echo "build.sh: make succeeded but produced no .ko" >&2; exit 1; }
@@ -36,7 +43,8 @@ ls "$out"/*.ko
 mi=$out/modindex
 rm -rf "$mi"
 mkdir -p "$mi/lib/modules/$kver/updates"
-for e in /lib/modules/"$kver"/*; do
+moddir=$(kernel_moddir "$kver")
+for e in "$moddir"/*; do
 	b=$(basename "$e")
 	case $b in modules.order | modules.builtin | modules.builtin.modinfo) cp "$e" "$mi/lib/modules/$kver/" ;;
 	modules.* | build | source | updates) ;;
@@ -45,3 +53,5 @@ for e in /lib/modules/"$kver"/*; do
 done
 cp "$out"/*.ko "$mi/lib/modules/$kver/updates/"
 depmod -b "$mi" "$kver"
+# the links point at host paths; the guest sees the same module tree at
+# /lib/modules/KVER (vm.sh mounts an extracted one there)

@@ -8,6 +8,7 @@ export DEBIAN_FRONTEND=noninteractive
 
 pkgs=(
 	build-essential make gcc flex bison bc libelf-dev libssl-dev dwarves rsync dpkg-dev
+	mmdebstrap xz-utils zstd
 	linux-source-6.1 linux-image-amd64 linux-headers-amd64
 	qemu-system-x86 busybox-static kmod cpio iproute2 iputils-ping python3 procps coreutils
 	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest

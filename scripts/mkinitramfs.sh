@@ -5,14 +5,19 @@
 # Rebuilt when the kernel, busybox or the init script change.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=scripts/kernels.sh
+source "$top/scripts/kernels.sh"
 kver=${1:?usage: mkinitramfs.sh KVER}
+# extracted kernels (build/kernels/KVER) have their module tree there
+base=$(kernel_modbase "$kver")
+moddir=$(kernel_moddir "$kver")
 cache=$top/build/vm
 mkdir -p "$cache"
 out=$cache/initramfs-$kver.cpio.gz
 mods=(virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci
 	9pnet 9pnet_virtio netfs fscache 9p overlay failover net_failover virtio_net)
 key=$( {
-	stat -c '%n %s %Y' "/boot/vmlinuz-$kver" "/lib/modules/$kver/modules.dep" /bin/busybox
+	stat -L -c '%n %s %Y' "$(kernel_image "$kver")" "$moddir/modules.dep" /bin/busybox
 	cat "$top/scripts/initramfs-init" "$top/scripts/mkinitramfs.sh"
 } | sha256sum | cut -d' ' -f1)
 if [[ -e $out && -e $out.key && $(cat "$out.key") == "$key" ]]; then
@@ -39,7 +44,7 @@ for m in "${mods[@]}"; do
 		*.ko.gz) gzip -dc "$path" >"$work/mods/${b%.gz}"; b=${b%.gz} ;;
 		esac
 		echo "$b" >>"$work/modules.list"
-	done < <(modprobe -S "$kver" --show-depends "$m" 2>/dev/null || true)
+	done < <(modprobe ${base:+-d "$base"} -S "$kver" --show-depends "$m" 2>/dev/null || true)
 done
 (cd "$work" && find . -mindepth 1 | cpio -o -H newc --quiet | gzip -1) >"$out.tmp"
 mv -f "$out.tmp" "$out"

@@ -4,7 +4,8 @@
 # usage: scripts/vm.sh [options] [--] SCRIPT [ARGS...]
 #   SCRIPT      path of the guest script inside the project tree (relative
 #               to the tree top, or absolute); run with `cd` to the tree top.
-#   --kernel K  stock | debug | a KVER (default: stock)
+#   --kernel K  a name of scripts/kernels.sh (stock, bookworm-bpo, trixie,
+#               trixie-bpo, debug) or a KVER (default: stock)
 #   --pair      two guests on one L2 link (qemu -netdev socket over
 #               127.0.0.1, free port); both run SCRIPT with SIW_ROLE=a|b,
 #               SIW_MY_IP/SIW_PEER_IP = 10.77.0.1 / 10.77.0.2 on eth0.
@@ -18,8 +19,8 @@
 #   -q          do not stream the console to stdout (log file only)
 #
 # Guest environment: SIW_TOP (tree, same path as on the host), SIW_KERNEL
-# (stock|debug), SIW_ROLE/SIW_MY_IP/SIW_PEER_IP in pair mode, plus passed
-# variables.
+# (the kernel's name, see --kernel), SIW_ROLE/SIW_MY_IP/SIW_PEER_IP in pair
+# mode, plus passed variables.
 #
 # Exit status: the guest script's status; 124 = wall-clock timeout (qemu
 # killed); 125 = guest ended without reporting a status (crash/panic);
@@ -53,12 +54,18 @@ script=$1; shift
 [[ -e $script ]] || { echo "vm.sh: no such guest script: $script" >&2; exit 126; }
 [[ $script == "$top"/* ]] || { echo "vm.sh: guest script must be inside $top" >&2; exit 126; }
 
-case $kernel in
-stock | debug) kver=$(kernel_kver "$kernel") || exit 126 ;;
-*) kver=$kernel ;;
-esac
-[[ -r /boot/vmlinuz-$kver ]] || { echo "vm.sh: no /boot/vmlinuz-$kver" >&2; exit 126; }
-kname=stock; kernel_is_debug "$kver" && kname=debug
+if [[ " $(kernel_names) " == *" $kernel "* ]]; then
+	kver=$(kernel_kver "$kernel") || exit 126
+else
+	kver=$kernel
+fi
+image=$(kernel_image "$kver")
+[[ -r $image ]] || { echo "vm.sh: no kernel image $image" >&2; exit 126; }
+kname=$(kernel_name "$kver")
+# a kernel extracted under build/kernels: the guest mounts its module tree
+# at /lib/modules/KVER (scripts/initramfs-init)
+moddir=$(kernel_moddir "$kver") modarg=
+[[ $moddir == /lib/modules/* ]] || modarg=" siwvm.moddir=$moddir"
 [[ -n $mem ]] || mem=$(kernel_mem "$kver")
 command -v qemu-system-x86_64 >/dev/null || { echo "vm.sh: qemu-system-x86_64 missing (scripts/deps.sh)" >&2; exit 126; }
 
@@ -126,8 +133,8 @@ start_vm() {
 		-machine q35 -cpu max -smp 2 -m "$mem" \
 		-nodefaults -display none -monitor none -no-reboot \
 		-chardev "file,id=con,path=$lg" -serial chardev:con \
-		-kernel "/boot/vmlinuz-$kver" -initrd "$initrd" \
-		-append "console=ttyS0 loglevel=5 printk.time=1 panic=-1 mitigations=off no_timer_check rcupdate.rcu_cpu_stall_timeout=300 siwvm.tree=$top siwvm.run=$rd" \
+		-kernel "$image" -initrd "$initrd" \
+		-append "console=ttyS0 loglevel=5 printk.time=1 panic=-1 mitigations=off no_timer_check rcupdate.rcu_cpu_stall_timeout=300 siwvm.tree=$top siwvm.run=$rd$modarg" \
 		-fsdev local,id=r,path=/,security_model=none,readonly=on,multidevs=remap \
 		-device virtio-9p-pci,fsdev=r,mount_tag=hostroot \
 		-fsdev "local,id=t,path=$top,security_model=none,multidevs=remap" \

@@ -7,7 +7,7 @@ source "$(dirname "$0")/../../lib/lib.sh"
 [[ -e $SIW_TOP/tests/lib/lib.sh ]] || fail "tree not mounted at $SIW_TOP"
 [[ $(id -u) -eq 0 ]] || fail "not root"
 [[ ${SIW_CASE:-} == 00-guest-env ]] || fail "SIW_CASE='${SIW_CASE:-}', not this case's name"
-case ${SIW_KERNEL:-} in stock | debug) ;; *) fail "SIW_KERNEL='${SIW_KERNEL:-}'" ;; esac
+case ${SIW_KERNEL:-} in stock | bookworm-bpo | trixie | trixie-bpo | debug) ;; *) fail "SIW_KERNEL='${SIW_KERNEL:-}'" ;; esac
 if is_debug_kernel; then [[ $SIW_KERNEL == debug ]] || fail "debug kernel but SIW_KERNEL=$SIW_KERNEL"; fi
 for m in /sys/kernel/debug /sys/kernel/config /dev/pts /tmp /run /var/tmp; do
 	mountpoint -q "$m" || fail "$m is not mounted"
