@@ -96,7 +96,6 @@ static long guard_hit(const uint8_t *p, size_t n)
 	return -1;
 }
 
-static void out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void out(const char *fmt, ...)
 {
 	va_list ap;
@@ -170,7 +169,8 @@ static struct conn *conn_new(struct rdma_cm_id *cm)
 			    IBV_ACCESS_LOCAL_WRITE);
 	if (!c->mr || !c->mr2 || !c->mr3 || !c->rmr)
 		DIE("ibv_reg_mr: %s", strerror(errno));
-	qa.send_cq = qa.recv_cq = c->cq;
+	qa.send_cq = c->cq;
+	qa.recv_cq = c->cq;
 	if (rdma_create_qp(cm, pd, &qa))
 		DIE("rdma_create_qp: %s", strerror(errno));
 	for (i = 0; i < NRECV; i++) {
@@ -252,23 +252,36 @@ static void conn_end(int slot)
 	int changed;
 
 	drain_cq(c);
-	if ((off = guard_hit(c->buf, GUARD)) >= 0)
-		snprintf(where, sizeof(where), "bad@mr-before+%ld", off);
-	else if ((off = guard_hit(c->buf + GUARD + MR_LEN, GUARD)) >= 0)
-		snprintf(where, sizeof(where), "bad@mr-after+%ld", off);
-	else if ((off = guard_hit(c->buf2, GUARD)) >= 0 ||
-		 (off = guard_hit(c->buf2 + GUARD + MR2_LEN, GUARD)) >= 0)
-		snprintf(where, sizeof(where), "bad@mr2-guard+%ld", off);
-	else if ((off = guard_hit(c->buf3, GUARD)) >= 0 ||
-		 (off = guard_hit(c->buf3 + GUARD + MR2_LEN, GUARD)) >= 0)
-		snprintf(where, sizeof(where), "bad@mr3-guard+%ld", off);
-	else if ((off = guard_hit(c->rbuf, GUARD)) >= 0)
-		snprintf(where, sizeof(where), "bad@recv-before+%ld", off);
+	{
+		const struct {
+			const uint8_t *p;
+			size_t len;
+			const char *name;
+		} g[] = {
+			{ c->buf, GUARD, "mr-before" },
+			{ c->buf + GUARD + MR_LEN, GUARD, "mr-after" },
+			{ c->buf2, GUARD, "mr2-guard" },
+			{ c->buf2 + GUARD + MR2_LEN, GUARD, "mr2-guard" },
+			{ c->buf3, GUARD, "mr3-guard" },
+			{ c->buf3 + GUARD + MR2_LEN, GUARD, "mr3-guard" },
+			{ c->rbuf, GUARD, "recv-before" },
+		};
+
+		for (i = 0; i < (int)ARRAY_SIZE(g); i++) {
+			off = guard_hit(g[i].p, g[i].len);
+			if (off >= 0) {
+				snprintf(where, sizeof(where), "bad@%s+%ld",
+					 g[i].name, off);
+				break;
+			}
+		}
+	}
 	for (i = 0; i < NRECV && !strcmp(where, "ok"); i++) {
 		const uint8_t *g = c->rbuf + GUARD + i * (RECV_LEN + RGUARD) +
 				   RECV_LEN;
 
-		if ((off = guard_hit(g, i == NRECV - 1 ? GUARD : RGUARD)) >= 0)
+		off = guard_hit(g, i == NRECV - 1 ? GUARD : RGUARD);
+		if (off >= 0)
 			snprintf(where, sizeof(where), "bad@recv%d-after+%ld",
 				 i, off);
 	}
@@ -476,13 +489,26 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "t:n:w:i:r:g:")) != -1) {
 		switch (opt) {
-		case 't': t = atof(optarg); break;
-		case 'n': n = atoi(optarg); break;
-		case 'w': w = atof(optarg); break;
-		case 'i': ird = atoi(optarg); break;
-		case 'r': read_len = atoi(optarg); break;
-		case 'g': gofile = optarg; break;
-		default: DIE("usage: siw_victim listen|connect [-t s] [-n n] [-w s] [-i ird] ADDR:PORT");
+		case 't':
+			t = atof(optarg);
+			break;
+		case 'n':
+			n = atoi(optarg);
+			break;
+		case 'w':
+			w = atof(optarg);
+			break;
+		case 'i':
+			ird = atoi(optarg);
+			break;
+		case 'r':
+			read_len = atoi(optarg);
+			break;
+		case 'g':
+			gofile = optarg;
+			break;
+		default:
+			DIE("usage: siw_victim listen|connect [-t s] [-n n] [-w s] [-i ird] ADDR:PORT");
 		}
 	}
 	if (argc - optind != 2)
@@ -509,7 +535,7 @@ int main(int argc, char **argv)
 
 		if (connect_mode) {
 			for (i = 0; i < MAXC; i++)
-				any |= conns[i] != NULL;
+				any |= !!conns[i];
 			if (!any && !live && started >= n)
 				break;
 			if (!any && !live && gofile && go_count() <= started) {
