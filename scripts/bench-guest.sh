@@ -115,7 +115,7 @@ if ((quick)); then
 	sweep_sizes="64 4096 65536 1048576 4194304" target=$((4 << 20)) qp_counts="1 16 64" qp_bytes=$((12 << 20))
 	cm_n=50 mem_qps=64 mem_conns=32
 else
-	sweep_sizes="64 256 1024 4096 16384 65536 262144 1048576 4194304" target=$((16 << 20)) qp_counts="1 4 16 64" qp_bytes=$((48 << 20))
+	sweep_sizes="64 512 4096 65536 262144 1048576 4194304" target=$((16 << 20)) qp_counts="1 4 16 64" qp_bytes=$((48 << 20))
 	cm_n=500 mem_qps=256 mem_conns=128
 fi
 sweep_tests=()
@@ -206,7 +206,7 @@ bench_cm() {
 	port=$((port + 1))
 	cm_listen "$ns2" "$sip:$port" "$cm_n" /tmp/cm-s.log || { log "$impl cm: listener failed: $(tail -n 2 /tmp/cm-s.log)"; kill $cm_pid 2>/dev/null; return; }
 	c0=$(cpu_now) t0=$(now)
-	out=$("${x1[@]}" timeout 400 "$SIW_TOP/tests/bin/siw_cmrate" rate -n "$cm_n" "$sip:$port" 2>&1)
+	out=$("${x1[@]}" timeout 240 "$SIW_TOP/tests/bin/siw_cmrate" rate -n "$cm_n" "$sip:$port" 2>&1)
 	t1=$(now) c1=$(cpu_now)
 	wait_for 20 sh -c "! kill -0 $cm_pid 2>/dev/null"
 	kill $cm_pid 2>/dev/null
@@ -241,7 +241,7 @@ mem_hold() {
 	"$@" <$fifo >/tmp/hold.log 2>&1 &
 	pid=$!
 	exec 9>$fifo
-	if wait_for 300 grep -q '^# holding' /tmp/hold.log; then
+	if wait_for 150 grep -q '^# holding' /tmp/hold.log; then
 		sleep 1
 		b=$(mem_now)
 		awk -v OFS='\t' -v i="$impl" -v k="$kind" -v n="$n" -v a="$a" -v b="$b" 'BEGIN {
