@@ -160,7 +160,7 @@ bench_perf() {
 					log "$impl $name rep $r: server not listening after 60 s"
 			fi
 			c0=$(cpu_now) t0=$(now)
-			$PERF_WRAP "${x1[@]}" timeout 240 "$tool" -d "$d1" -R -p $port -F -s "$size" -n "$n" "${qa[@]}" "$sip" >/tmp/pt-c.log 2>&1
+			${PERF_WRAP:-} "${x1[@]}" timeout 240 "$tool" -d "$d1" -R -p $port -F -s "$size" -n "$n" "${qa[@]}" "$sip" >/tmp/pt-c.log 2>&1
 			rc=$?
 			t1=$(now) c1=$(cpu_now)
 			local src=0 v='' v2='' st=ok
@@ -277,20 +277,25 @@ bench_mem() {
 # ---- profile ----------------------------------------------------------------
 # perf_top NAME: the report of /tmp/perf.data, top symbols, to profile-NAME.txt
 perf_top() {
+	local rep=/tmp/perf-report.txt
+	perf report -i /tmp/perf.data --no-children --sort dso,sym --stdio -g none --percent-limit 0.1 2>/dev/null |
+		grep -vE '^#|^$' >$rep
 	{
 		echo "# $1: perf record -a -g -e cpu-clock (guest, 2 vCPUs); perf report --no-children --sort dso,sym"
-		perf report -i /tmp/perf.data --no-children --sort dso,sym --stdio -g none --percent-limit 0.3 2>/dev/null |
-			grep -vE '^#|^$' | head -n 25
+		echo "## all"
+		head -n 15 $rep
+		echo "## kernel, idle excluded (percent of all samples)"
+		grep -F '[k]' $rep | grep -vE 'native_safe_halt|default_idle|cpuidle|acpi_idle' | head -n 15
 	} >"$out/profile-$1.txt"
-	log "profile $1: $(sed -n 2p "$out/profile-$1.txt")"
-	rm -f /tmp/perf.data
+	log "profile $1: $(sed -n 3p "$out/profile-$1.txt")"
+	rm -f /tmp/perf.data $rep
 }
 bench_profile() {
 	command -v perf >/dev/null || { log "profile: perf missing"; return; }
 	echo -1 >/proc/sys/kernel/perf_event_paranoid
 	echo 0 >/proc/sys/kernel/kptr_restrict
 	local spec name
-	for spec in "write_bw_64k ib_write_bw 65536 3000 bw" "read_bw_64k ib_read_bw 65536 2000 bw" "send_bw_1m ib_send_bw 1048576 200 bw"; do
+	for spec in "write_bw_64k ib_write_bw 65536 3000 bw" "read_bw_64k ib_read_bw 65536 1000 bw" "send_bw_1m ib_send_bw 1048576 200 bw"; do
 		name=${spec%% *}
 		PERF_WRAP="perf record -q -a -g -e cpu-clock -F 499 -o /tmp/perf.data --" \
 			bench_perf prof_ours siw1 siw2 h1 h2 $H2 1 "$spec"

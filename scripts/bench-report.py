@@ -283,8 +283,10 @@ if profs:
                 f"{meta.get('commit', '?')}: `perf record -a -g -e cpu-clock -F 499` in the bench "
                 "guest for the whole client run (both vCPUs, both netns, connection setup "
                 "included), `perf report --no-children --sort dso,sym`, top 15 entries "
-                "(self time; `[k]` kernel, `[.]` user).\n\n")
+                "(self time; `[k]` kernel, `[.]` user), then the top 15 kernel entries without the idle loop.\n\n")
         for f in profs:
             lines = open(f).read().splitlines()
             q.write(f"**{lines[0].lstrip('# ').split(':')[0]}**\n\n```\n")
-            q.write('\n'.join(l.rstrip() for l in lines[1:16]) + '\n```\n\n')
+            for l in lines[1:]:
+                q.write(('\n' if l.startswith('## k') else '') + l.rstrip() + '\n')
+            q.write('```\n\n')
