@@ -7,21 +7,41 @@
 #   ref   the kernel's siw (build/ref/$KVER/siw.ko, scripts/build-ref.sh),
 #         after rmmod of ours, same boot
 #   rxe   rdma_rxe
-# each perftest with -R in iteration mode (-n). Raw rows are appended to
-# $SIW_BENCH_RAW (TSV, see the header line); scripts/bench.sh makes the
-# table. Env: SIW_BENCH_REPS (3), SIW_BENCH_SCALE (1; iteration counts
-# are multiplied by it, may be fractional), SIW_BENCH_IMPLS ("tcp ours ref rxe").
+#   ourscrc ours loaded with mpa_crc_required=1 (CRC on both ends)
+# each perftest with -R in iteration mode (-n). Phases (SIW_BENCH_PHASES,
+# default "table sweep qps cm mem profile"):
+#   table    the main table (SIW_BENCH_REPS repetitions, median)
+#   sweep    write/read/send bandwidth, 64 B .. 4 MiB (ours ref rxe; tcp as
+#            ceiling comes from the table)
+#   qps      ib_write_bw 64 KiB with -q 1 4 16 64 (ours ref rxe)
+#   cm       rdma_cm connect+disconnect rate (tests/bin/siw_cmrate rate
+#            against siw_cmtest listen)
+#   mem      slab/vmalloc/free memory before and while N QPs / connections
+#            are held (siw_cmrate qps / hold) -> $SIW_BENCH_OUT/mem.tsv
+#   profile  perf record -a -g during ib_write/read/send_bw (ours) and
+#            iperf3 -> $SIW_BENCH_OUT/profile-*.txt
+# Raw rows are appended to $SIW_BENCH_RAW (TSV, see the header line);
+# scripts/bench.sh makes the tables. Env: SIW_BENCH_REPS (3),
+# SIW_BENCH_SCALE (1; iteration counts are multiplied by it, may be
+# fractional), SIW_BENCH_IMPLS ("tcp ours ourszc ourscrc ref rxe"),
+# SIW_BENCH_QUICK (1: fewer sweep/QP points, 50 connections).
 source tests/lib/lib.sh
 set +e +E
 trap - ERR
 raw=${SIW_BENCH_RAW:?}
 reps=${SIW_BENCH_REPS:-3}
 scale=${SIW_BENCH_SCALE:-1}
-impls=${SIW_BENCH_IMPLS:-tcp ours ourszc ref rxe}
+impls=${SIW_BENCH_IMPLS:-tcp ours ourszc ourscrc ref rxe}
+phases=" ${SIW_BENCH_PHASES:-table sweep qps cm mem profile} "
+quick=${SIW_BENCH_QUICK:-0}
+out=${SIW_BENCH_OUT:-$(dirname "$raw")}
+has() { [[ $phases == *" $1 "* ]]; }
 H2=10.88.0.2
 log() { echo "bench: $*"; }
 mkdir -p "$(dirname "$raw")"
 printf 'impl\ttest\trep\tstatus\tvalue\tvalue2\tbytes\tcpu_total_s\tcpu_kernel_s\twall_s\n' >"$raw"
+printf 'impl\tkind\tn\tslab_kb\tvmalloc_kb\tpagetables_kb\tpercpu_kb\tmemfree_drop_kb\n' >"$out/mem.tsv"
+rm -f "$out"/profile-*.txt
 
 # /proc/stat "cpu" line -> "busy kernel" in jiffies (USER_HZ)
 cpu_now() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9, $4 + $7 + $8; exit }' /proc/stat; }
@@ -80,9 +100,9 @@ bench_tcp() {
 }
 
 # ---- perftest --------------------------------------------------------------
-# (test name, tool, size, iterations, kind)
+# A spec is "NAME TOOL SIZE ITERS KIND [QPS]"; bytes moved = SIZE*ITERS*QPS.
 sc() { awk -v n="$1" -v s="$scale" 'BEGIN { v = int(n * s); if (v < 5) v = 5; print v }'; }
-tests=(
+table_tests=(
 	"write_bw_64k ib_write_bw 65536 $(sc 800) bw"
 	"read_bw_64k ib_read_bw 65536 $(sc 400) bw"
 	"send_bw_1m ib_send_bw 1048576 $(sc 40) bw"
@@ -90,24 +110,48 @@ tests=(
 	"send_lat_64 ib_send_lat 64 $(sc 1000) lat"
 	"read_lat_64 ib_read_lat 64 $(sc 1000) lat"
 )
+# sweep: per point about $target bytes, 8 .. 2000 iterations
+if ((quick)); then
+	sweep_sizes="64 4096 65536 1048576 4194304" target=$((4 << 20)) qp_counts="1 16 64" qp_bytes=$((12 << 20))
+	cm_n=50 mem_qps=64 mem_conns=32
+else
+	sweep_sizes="64 512 4096 65536 262144 1048576 4194304" target=$((16 << 20)) qp_counts="1 4 16 64" qp_bytes=$((48 << 20))
+	cm_n=500 mem_qps=256 mem_conns=128
+fi
+sweep_tests=()
+for s in $sweep_sizes; do
+	n=$(awk -v t="$target" -v s="$s" -v f="$scale" 'BEGIN { n = int(t * f / s); if (n < 8) n = 8; if (n > 2000) n = 2000; print n }')
+	for k in write read send; do
+		sweep_tests+=("sweep_${k}_$s ib_${k}_bw $s $n bw")
+	done
+done
+qp_tests=()
+for q in $qp_counts; do
+	n=$(awk -v t="$qp_bytes" -v q="$q" -v f="$scale" 'BEGIN { n = int(t * f / 65536 / q); if (n < 8) n = 8; print n }')
+	qp_tests+=("qp_write_$q ib_write_bw 65536 $n bw $q")
+done
 port=19100
-# perf IMPL DEV1 DEV2 [NS1 NS2 SERVER_IP]: server (DEV2) in NS2, client
-# (DEV1) in NS1. An implementation whose first two runs fail is given up.
+# bench_perf IMPL DEV1 DEV2 NS1 NS2 SERVER_IP REPS SPEC...: server (DEV2) in
+# NS2 ("-": init netns), client (DEV1) in NS1. An implementation whose
+# first two runs fail is given up for this call.
 bench_perf() {
-	local impl=$1 d1=$2 d2=$3 ns1=${4:-h1} ns2=${5:-h2} sip=${6:-$H2}
-	local spec name tool size n kind r c0 c1 t0 t1 rc nok=0 nfail=0
+	local impl=$1 d1=$2 d2=$3 ns1=$4 ns2=$5 sip=$6 nrep=$7
+	shift 7
+	local spec name tool size n kind q r c0 c1 t0 t1 rc nok=0 nfail=0 qa
 	local x1=(ip netns exec "$ns1") x2=(ip netns exec "$ns2")
 	[[ $ns1 == - ]] && x1=()
 	[[ $ns2 == - ]] && x2=()
-	for spec in "${tests[@]}"; do
-		read -r name tool size n kind <<<"$spec"
-		for r in $(seq "$reps"); do
+	for spec in "$@"; do
+		read -r name tool size n kind q <<<"$spec"
+		q=${q:-1} qa=()
+		((q > 1)) && qa=(-q "$q")
+		for r in $(seq "$nrep"); do
 			port=$((port + 1))
 			if ((nok == 0 && nfail >= 2)); then
 				row "$impl" "$name" "$r" fail "" "" "" "0 0" "0 0" 0 0
 				continue
 			fi
-			"${x2[@]}" timeout 240 "$tool" -d "$d2" -R -p $port -F -s "$size" -n "$n" >/tmp/pt-s.log 2>&1 &
+			"${x2[@]}" timeout 240 "$tool" -d "$d2" -R -p $port -F -s "$size" -n "$n" "${qa[@]}" >/tmp/pt-s.log 2>&1 &
 			local spid=$!
 			if [[ $impl == rxe ]]; then
 				sleep 2	# rxe's rdma_cm listener is no TCP socket
@@ -116,7 +160,7 @@ bench_perf() {
 					log "$impl $name rep $r: server not listening after 60 s"
 			fi
 			c0=$(cpu_now) t0=$(now)
-			"${x1[@]}" timeout 240 "$tool" -d "$d1" -R -p $port -F -s "$size" -n "$n" "$sip" >/tmp/pt-c.log 2>&1
+			${PERF_WRAP:-} "${x1[@]}" timeout 240 "$tool" -d "$d1" -R -p $port -F -s "$size" -n "$n" "${qa[@]}" "$sip" >/tmp/pt-c.log 2>&1
 			rc=$?
 			t1=$(now) c1=$(cpu_now)
 			local src=0 v='' v2='' st=ok
@@ -139,11 +183,135 @@ bench_perf() {
 				v=$(awk '{ print $5 }' <<<"$line") v2=$(awk '{ print $6 }' <<<"$line")
 			fi
 			if [[ $st == ok ]]; then nok=$((nok + 1)); else nfail=$((nfail + 1)); fi
-			row "$impl" "$name" "$r" "$st" "$v" "$v2" $((size * n)) "$c0" "$c1" "$t0" "$t1"
+			row "$impl" "$name" "$r" "$st" "$v" "$v2" $((size * n * q)) "$c0" "$c1" "$t0" "$t1"
 			[[ $st == ok ]] && log "$impl $name rep $r: $v${v2:+ (avg $v2)} ($(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s)"
 			sleep 0.5
 		done
 	done
+}
+
+# ---- connection setup rate and memory ---------------------------------------
+# cm_listen NS ADDR N LOG: siw_cmtest listener in the background ($cm_pid)
+cm_listen() {
+	local x=(ip netns exec "$1")
+	[[ $1 == - ]] && x=()
+	"${x[@]}" timeout 600 "$SIW_TOP/tests/bin/siw_cmtest" listen -n "$3" -t 590 "$2" >"$4" 2>&1 &
+	cm_pid=$!
+	wait_for 30 grep -q '^# listening' "$4"
+}
+# bench_cm IMPL NS1 NS2 SERVER_IP: N sequential connect+disconnect
+bench_cm() {
+	local impl=$1 ns1=$2 ns2=$3 sip=$4 c0 c1 t0 t1 out x1=(ip netns exec "$2")
+	[[ $ns1 == - ]] && x1=()
+	port=$((port + 1))
+	cm_listen "$ns2" "$sip:$port" "$cm_n" /tmp/cm-s.log || { log "$impl cm: listener failed: $(tail -n 2 /tmp/cm-s.log)"; kill $cm_pid 2>/dev/null; return; }
+	c0=$(cpu_now) t0=$(now)
+	out=$("${x1[@]}" timeout 240 "$SIW_TOP/tests/bin/siw_cmrate" rate -n "$cm_n" "$sip:$port" 2>&1)
+	t1=$(now) c1=$(cpu_now)
+	wait_for 20 sh -c "! kill -0 $cm_pid 2>/dev/null"
+	kill $cm_pid 2>/dev/null
+	wait $cm_pid 2>/dev/null
+	local l
+	l=$(grep '^# rate ' <<<"$out")
+	if [[ -n $l ]]; then
+		# "# rate N T RATE P50 P90": value = connections/s, value2 = median ms
+		read -r _ _ n t rate p50 p90 <<<"$l"
+		row "$impl" cm_rate 1 ok "$rate" "$p50" "$n" "$c0" "$c1" "$t0" "$t1"
+		log "$impl cm: $n connections in $t s, $rate/s, connect median $p50 ms, p90 $p90 ms"
+	else
+		row "$impl" cm_rate 1 fail "" "" "" "$c0" "$c1" "$t0" "$t1"
+		log "$impl cm FAILED: $(tail -n 3 <<<"$out" | tr '\n' '|') server: $(tail -n 2 /tmp/cm-s.log | tr '\n' '|')"
+	fi
+}
+# meminfo fields in kB: Slab VmallocUsed PageTables Percpu MemFree
+mem_now() {
+	awk '/^(Slab|VmallocUsed|PageTables|Percpu|MemFree):/ { v[$1] = $2 }
+	     END { print v["Slab:"], v["VmallocUsed:"], v["PageTables:"], v["Percpu:"], v["MemFree:"] }' /proc/meminfo
+}
+# mem_hold IMPL KIND N CMD...: snapshot, start CMD (prints "# holding N",
+# then waits for stdin), snapshot while held, release. Per-object deltas.
+mem_hold() {
+	local impl=$1 kind=$2 n=$3 a b fifo=/tmp/hold.fifo pid
+	shift 3
+	rm -f $fifo && mkfifo $fifo
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	sleep 1
+	a=$(mem_now)
+	"$@" <$fifo >/tmp/hold.log 2>&1 &
+	pid=$!
+	exec 9>$fifo
+	if wait_for 150 grep -q '^# holding' /tmp/hold.log; then
+		sleep 1
+		b=$(mem_now)
+		awk -v OFS='\t' -v i="$impl" -v k="$kind" -v n="$n" -v a="$a" -v b="$b" 'BEGIN {
+			split(a, x, " "); split(b, y, " ")
+			print i, k, n, (y[1] - x[1]) / n, (y[2] - x[2]) / n, (y[3] - x[3]) / n, (y[4] - x[4]) / n, (x[5] - y[5]) / n }' >>"$out/mem.tsv"
+		log "$impl mem $kind x$n: per object $(tail -n 1 "$out/mem.tsv" | cut -f4-)"
+	else
+		log "$impl mem $kind FAILED: $(tail -n 3 /tmp/hold.log | tr '\n' '|')"
+	fi
+	exec 9>&-
+	wait_for 120 sh -c "! kill -0 $pid 2>/dev/null"
+	kill $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	rm -f $fifo
+}
+# bench_mem IMPL DEV NS1 NS2 SERVER_IP
+bench_mem() {
+	local impl=$1 dev=$2 ns1=$3 ns2=$4 sip=$5 x1=(ip netns exec "$3")
+	[[ $ns1 == - ]] && x1=()
+	# warm the page cache with the tool's libraries first
+	echo | "${x1[@]}" "$SIW_TOP/tests/bin/siw_cmrate" qps -n 1 -d "$dev" >/dev/null 2>&1
+	mem_hold "$impl" qp "$mem_qps" "${x1[@]}" "$SIW_TOP/tests/bin/siw_cmrate" qps -n "$mem_qps" -d "$dev"
+	[[ $impl == rxe ]] && return # rxe's listener: measured for the siw pair only
+	port=$((port + 1))
+	cm_listen "$ns2" "$sip:$port" "$mem_conns" /tmp/cm-s.log || { log "$impl mem: listener failed"; kill $cm_pid 2>/dev/null; return; }
+	# one connection = both ends (client QP+CQ in ns1, server QP+CQ in ns2)
+	mem_hold "$impl" conn "$mem_conns" "${x1[@]}" "$SIW_TOP/tests/bin/siw_cmrate" hold -n "$mem_conns" "$sip:$port"
+	wait_for 30 sh -c "! kill -0 $cm_pid 2>/dev/null"
+	kill $cm_pid 2>/dev/null
+	wait $cm_pid 2>/dev/null
+}
+
+# ---- profile ----------------------------------------------------------------
+# perf_top NAME: the report of /tmp/perf.data, top symbols, to profile-NAME.txt
+perf_top() {
+	local rep=/tmp/perf-report.txt
+	perf report -i /tmp/perf.data --no-children --sort dso,sym --stdio -g none --percent-limit 0.1 2>/dev/null |
+		grep -vE '^#|^$' >$rep
+	{
+		echo "# $1: perf record -a -g -e cpu-clock (guest, 2 vCPUs); perf report --no-children --sort dso,sym"
+		echo "## all"
+		head -n 15 $rep
+		echo "## kernel, idle excluded (percent of all samples)"
+		grep -F '[k]' $rep | grep -vE 'native_safe_halt|default_idle|cpuidle|acpi_idle' | head -n 15
+	} >"$out/profile-$1.txt"
+	log "profile $1: $(sed -n 3p "$out/profile-$1.txt")"
+	rm -f /tmp/perf.data $rep
+}
+bench_profile() {
+	command -v perf >/dev/null || { log "profile: perf missing"; return; }
+	echo -1 >/proc/sys/kernel/perf_event_paranoid
+	echo 0 >/proc/sys/kernel/kptr_restrict
+	local spec name
+	for spec in "write_bw_64k ib_write_bw 65536 3000 bw" "read_bw_64k ib_read_bw 65536 1000 bw" "send_bw_1m ib_send_bw 1048576 200 bw"; do
+		name=${spec%% *}
+		PERF_WRAP="perf record -q -a -g -e cpu-clock -F 499 -o /tmp/perf.data --" \
+			bench_perf prof_ours siw1 siw2 h1 h2 $H2 1 "$spec"
+		perf_top "ours-$name"
+	done
+}
+bench_profile_tcp() {
+	command -v perf >/dev/null || return
+	ip netns exec h2 iperf3 -s -1 -B $H2 -p 5202 >/tmp/iperf-s.log 2>&1 &
+	local spid=$!
+	wait_for 10 sh -c "ip netns exec h2 ss -Hltn 'sport = :5202' | grep -q ."
+	perf record -q -a -g -e cpu-clock -F 499 -o /tmp/perf.data -- \
+		ip netns exec h1 timeout 60 iperf3 -c $H2 -p 5202 -t 5 >/tmp/iperf-c.log 2>&1
+	wait "$spid" 2>/dev/null
+	log "profile tcp: $(grep -E 'receiver' /tmp/iperf-c.log | tail -n 1)"
+	perf_top tcp-iperf3
 }
 
 devs_add() { # TYPE PFX
@@ -168,19 +336,45 @@ siw_rm() {
 }
 modprobe -a ib_core ib_uverbs iw_cm rdma_cm rdma_ucm libcrc32c crc32c_generic 2>/dev/null
 
+# bw tests of the table only (zero-copy, CRC variants)
+bw_tests=()
+for spec in "${table_tests[@]}"; do [[ $spec == *" bw" ]] && bw_tests+=("$spec"); done
+# phases for the siw-like implementation IMPL on devices siw1/siw2 in h1/h2
+siw_phases() {
+	local impl=$1
+	has table && bench_perf "$impl" siw1 siw2 h1 h2 $H2 "$reps" "${table_tests[@]}"
+	has sweep && bench_perf "$impl" siw1 siw2 h1 h2 $H2 1 "${sweep_tests[@]}"
+	has qps && bench_perf "$impl" siw1 siw2 h1 h2 $H2 1 "${qp_tests[@]}"
+	has cm && bench_cm "$impl" h1 h2 $H2
+	has mem && bench_mem "$impl" siw1 h1 h2 $H2
+}
+
+tb=$SECONDS
 for impl in $impls; do
+	ts=$SECONDS
 	case $impl in
-	tcp) bench_tcp ;;
-	ours | ourszc)
-		# ourszc: ours with zero-copy transmit (zcopy_min=16384)
-		zc=0
-		[[ $impl == ourszc ]] && zc=16384
+	tcp)
+		has table && bench_tcp
+		has profile && bench_profile_tcp
+		;;
+	ours | ourszc | ourscrc)
+		# ourszc: zero-copy transmit (zcopy_min=16384); ourscrc: MPA CRC
+		# required on both ends (both devices are in this one module)
+		args=(zcopy_min=0)
+		[[ $impl == ourszc ]] && args=(zcopy_min=16384)
+		[[ $impl == ourscrc ]] && args=(zcopy_min=0 mpa_crc_required=1)
+		if [[ $impl != ours ]] && ! has table; then continue; fi
 		(siw_install) >/dev/null 2>&1 || { log "$impl: install failed"; continue; }
-		modprobe siw zcopy_min=$zc || { log "$impl: modprobe failed"; continue; }
+		modprobe siw "${args[@]}" || { log "$impl: modprobe failed"; continue; }
 		grep -q O /sys/module/siw/taint || { log "$impl: the loaded siw is not ours"; continue; }
-		log "$impl: srcversion $(cat /sys/module/siw/srcversion 2>/dev/null) zcopy_min $(cat /sys/module/siw/parameters/zcopy_min)"
+		log "$impl: srcversion $(cat /sys/module/siw/srcversion 2>/dev/null) zcopy_min $(cat /sys/module/siw/parameters/zcopy_min) mpa_crc_required $(cat /sys/module/siw/parameters/mpa_crc_required)"
 		devs_add siw siw || { log "$impl: device setup failed"; devs_del siw; siw_rm; continue; }
-		bench_perf "$impl" siw1 siw2
+		if [[ $impl == ours ]]; then
+			has profile && bench_profile
+			siw_phases ours
+		else
+			bench_perf "$impl" siw1 siw2 h1 h2 $H2 "$reps" "${bw_tests[@]}"
+		fi
 		devs_del siw
 		siw_rm || log "$impl: rmmod failed"
 		;;
@@ -191,7 +385,7 @@ for impl in $impls; do
 		insmod "$ko" || { log "ref: insmod failed"; continue; }
 		log "ref: $ko srcversion $(cat /sys/module/siw/srcversion 2>/dev/null)"
 		devs_add siw siw || { log "ref: device setup failed"; devs_del siw; siw_rm; continue; }
-		bench_perf ref siw1 siw2
+		siw_phases ref
 		devs_del siw
 		siw_rm || log "ref: rmmod failed"
 		;;
@@ -208,11 +402,16 @@ for impl in $impls; do
 		rdma link add rxe0 type rxe netdev vr1 &&
 			wait_for 15 test "$(ibdev_port_state rxe0)" = PORT_ACTIVE || { log "rxe: device setup failed"; continue; }
 		log "rxe: rxe0 on vr1 (init netns, loopback 10.89.0.1 -> 10.89.0.1)"
-		bench_perf rxe rxe0 rxe0 - - 10.89.0.1
+		has table && bench_perf rxe rxe0 rxe0 - - 10.89.0.1 "$reps" "${table_tests[@]}"
+		has sweep && bench_perf rxe rxe0 rxe0 - - 10.89.0.1 1 "${sweep_tests[@]}"
+		has qps && bench_perf rxe rxe0 rxe0 - - 10.89.0.1 1 "${qp_tests[@]}"
+		has cm && bench_cm rxe - - 10.89.0.1
+		has mem && bench_mem rxe rxe0 - - 10.89.0.1
 		rdma link delete rxe0
 		ip link del vr1
 		;;
 	esac
+	log "phase $impl took $((SECONDS - ts)) s"
 done
 dmesg | grep -E 'siw|rxe' | grep -vE 'siwtest' | tail -n 20 | sed 's/^/bench: dmesg: /'
-log "done"
+log "done in $((SECONDS - tb)) s"

@@ -1,0 +1,292 @@
+#!/usr/bin/env python3
+"""Tables and plot data for scripts/bench.sh.
+
+usage: bench-report.py RAW.tsv META.txt OUTDIR
+Writes OUTDIR/results.md (all tables), OUTDIR/profile.md (perf tops, when
+OUTDIR/profile-*.txt exist), OUTDIR/sweep.dat and OUTDIR/qps.dat (gnuplot
+input). Only reports; asserts nothing.
+"""
+import glob
+import os
+import statistics as st
+import sys
+
+raw, metaf, out = sys.argv[1], sys.argv[2], sys.argv[3]
+meta = {}
+for l in open(metaf):
+    for kv in l.split():
+        if '=' in kv:
+            k, v = kv.split('=', 1)
+            meta[k] = v
+rows = [l.rstrip('\n').split('\t') for l in open(raw)]
+hdr, rows = rows[0], rows[1:]
+R = [dict(zip(hdr, r)) for r in rows]
+MEM = []
+if os.path.exists(os.path.join(out, 'mem.tsv')):
+    m = [l.rstrip('\n').split('\t') for l in open(os.path.join(out, 'mem.tsv'))]
+    MEM = [dict(zip(m[0], r)) for r in m[1:]]
+o = open(os.path.join(out, 'results.md'), 'w')
+
+
+def p(s=''):
+    o.write(s + '\n')
+
+
+def num(x):
+    try:
+        v = float(x)
+        return v if v == v and v != float('inf') else None
+    except (TypeError, ValueError):
+        return None
+
+
+def med(vals):
+    vals = [v for v in vals if v is not None]
+    return st.median(vals) if vals else None
+
+
+def cell(impl, test, key='value'):
+    rs = [r for r in R if r['impl'] == impl and r['test'] == test]
+    if not rs:
+        return None, ''
+    ok = [r for r in rs if r['status'] == 'ok']
+    v = med([num(r[key]) for r in ok])
+    note = '' if len(ok) == len(rs) else f' ({len(ok)}/{len(rs)} ok)'
+    if any(r['status'] == 'zero' for r in rs):
+        note += ' (0.00 printed in %d)' % sum(r['status'] == 'zero' for r in rs)
+    if ok and v is None:
+        note = ' (inf)' if any(r[key] == 'inf' for r in ok) else note
+    return v, note
+
+
+def val(impl, test, key='value'):
+    return cell(impl, test, key)[0]
+
+
+def fmt(v, note='', d=1):
+    return ('n/a' if v is None else f'{v:.{d}f}') + note
+
+
+def ratio(a, b):
+    return 'n/a' if a is None or b is None or b == 0 else f'{a / b:.2f}'
+
+
+def cpu_ms(impl, test, key='cpu_kernel_s'):
+    """median guest CPU ms per MiB moved"""
+    rs = [r for r in R if r['impl'] == impl and r['test'] == test and r['status'] == 'ok']
+    return med([num(r[key]) * 1000 / (float(r['bytes']) / 1048576)
+                for r in rs if num(r['bytes']) and num(r[key]) is not None])
+
+
+def cpu(impl, test):
+    k, a = cpu_ms(impl, test), cpu_ms(impl, test, 'cpu_total_s')
+    return 'n/a' if k is None else f'{k:.1f} / {a:.1f}'
+
+
+def size_name(s):
+    s = int(s)
+    if s >= 1 << 20:
+        return f'{s >> 20} MiB'
+    if s >= 1 << 10:
+        return f'{s >> 10} KiB'
+    return f'{s} B'
+
+
+bw = [('write_bw_64k', 'ib_write_bw 64 KiB'), ('read_bw_64k', 'ib_read_bw 64 KiB'),
+      ('send_bw_1m', 'ib_send_bw 1 MiB')]
+lat = [('write_lat_64', 'ib_write_lat 64 B'), ('send_lat_64', 'ib_send_lat 64 B'),
+       ('read_lat_64', 'ib_read_lat 64 B')]
+reps = max([int(r['rep']) for r in R if r['test'] in dict(bw + lat)] or [0])
+p(f"Benchmark {meta.get('date', '?')}, kernel {meta.get('kernel', '?')} "
+  f"(qemu {meta.get('accel', 'tcg').upper()}, 2 vCPUs, two netns joined by veth), "
+  f"commit {meta.get('commit', '?')}; main table median of {reps} runs; host load at start "
+  f"{meta.get('host_load', '?')} on {meta.get('host_cpus', '?')} CPUs; "
+  f"{'quick run; ' if meta.get('quick') == '1' else ''}"
+  f"whole bench {meta.get('wall', '?')} wall (build excluded).")
+p()
+tcp = val('tcp', 'iperf3')
+if any(r['test'] in dict(bw) for r in R):
+    p('### Main table')
+    p()
+    p('Throughput in MiB/s (higher is better); latency in us, perftest t_typical '
+      '(lower is better; ratios < 1 mean ours is faster).')
+    p()
+    p('| test | TCP (iperf3) | ours | ours zero-copy | ours CRC | reference siw | rxe | ours/ref | ours/rxe | ours/TCP | zero-copy/ours | CRC/ours |')
+    p('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
+    tcp, tn = cell('tcp', 'iperf3')
+    p(f'| TCP stream, 1 flow | {fmt(tcp, tn)} | | | | | | | | | | |')
+    for t, name in bw:
+        o_, on = cell('ours', t); f, fn = cell('ref', t); x, xn = cell('rxe', t)
+        z, zn = cell('ourszc', t); c, cn = cell('ourscrc', t)
+        p(f'| {name} | | {fmt(o_, on)} | {fmt(z, zn)} | {fmt(c, cn)} | {fmt(f, fn)} | {fmt(x, xn)} | '
+          f'{ratio(o_, f)} | {ratio(o_, x)} | {ratio(o_, tcp)} | {ratio(z, o_)} | {ratio(c, o_)} |')
+    for t, name in lat:
+        o_, on = cell('ours', t); f, fn = cell('ref', t); x, xn = cell('rxe', t)
+        p(f'| {name} (us) | | {fmt(o_, on)} | | | {fmt(f, fn)} | {fmt(x, xn)} | {ratio(o_, f)} | {ratio(o_, x)} | | | |')
+    p()
+    p('Guest CPU time per MiB moved (ms/MiB; /proc/stat over the client run, both '
+      'vCPUs, both netns; "kernel" = system+irq+softirq, "total" adds user time, '
+      'which for perftest is mostly CQ busy-polling):')
+    p()
+    p('| test | TCP kernel / total | ours kernel / total | ours zero-copy | ours CRC | reference | rxe | ours kernel / TCP kernel |')
+    p('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
+    p(f"| TCP stream | {cpu('tcp', 'iperf3')} | | | | | | |")
+    tk = cpu_ms('tcp', 'iperf3')
+    for t, name in bw:
+        p(f"| {name} | | {cpu('ours', t)} | {cpu('ourszc', t)} | {cpu('ourscrc', t)} | {cpu('ref', t)} | "
+          f"{cpu('rxe', t)} | {ratio(cpu_ms('ours', t), tk)} |")
+    p()
+    avg = []
+    for t, name in lat:
+        avg.append(f"{name}: " + ', '.join(f"{i} {fmt(val(i, t, 'value2'))}" for i in ('ours', 'ref', 'rxe')))
+    p('Latency averages (us): ' + '; '.join(avg) + '.')
+    p()
+
+# ---- message-size sweep ----
+sizes = sorted({int(r['test'].rsplit('_', 1)[1]) for r in R if r['test'].startswith('sweep_')})
+if sizes:
+    p('### Bandwidth vs message size')
+    p()
+    p('One run per point (about 16 MiB moved, 8 to 2000 iterations), MiB/s. '
+      'TCP (iperf3, the main table) is the ceiling. Plot: '
+      '[bench-sweep.svg](bench-sweep.svg).')
+    p()
+    with open(os.path.join(out, 'sweep.dat'), 'w') as d:
+        d.write(f'# size then ours ref rxe for write, read, send; tcp={tcp}\n')
+        for s in sizes:
+            vals = [val(i, f'sweep_{k}_{s}') for k in ('write', 'read', 'send') for i in ('ours', 'ref', 'rxe')]
+            d.write(f'{s} ' + ' '.join('NaN' if v is None else f'{v:.2f}' for v in vals) +
+                    f" {'NaN' if tcp is None else f'{tcp:.2f}'}\n")
+    for k in ('write', 'read', 'send'):
+        p(f'| ib_{k}_bw size | ours | reference siw | rxe | ours/ref | ours/rxe | ours/TCP |')
+        p('| --- | ---: | ---: | ---: | ---: | ---: | ---: |')
+        for s in sizes:
+            t = f'sweep_{k}_{s}'
+            o_, on = cell('ours', t); f, fn = cell('ref', t); x, xn = cell('rxe', t)
+            p(f'| {size_name(s)} | {fmt(o_, on)} | {fmt(f, fn)} | {fmt(x, xn)} | {ratio(o_, f)} | '
+              f'{ratio(o_, x)} | {ratio(o_, tcp)} |')
+        p()
+
+# ---- QP count ----
+qs = sorted({int(r['test'].rsplit('_', 1)[1]) for r in R if r['test'].startswith('qp_write_')})
+if qs:
+    p('### Bandwidth vs QP count')
+    p()
+    p('`ib_write_bw -s 65536 -q Q`, aggregate MiB/s over all QPs, one run per '
+      'point; kernel CPU in ms per MiB moved. Plot: [bench-qps.svg](bench-qps.svg).')
+    p()
+    p('| QPs | ours | reference siw | rxe | ours/ref | ours/rxe | ours/TCP | ours kernel ms/MiB | ref kernel ms/MiB | rxe kernel ms/MiB |')
+    p('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
+    with open(os.path.join(out, 'qps.dat'), 'w') as d:
+        d.write(f'# qps ours ref rxe (MiB/s) then kernel ms/MiB ours ref rxe; tcp={tcp}\n')
+        for q in qs:
+            t = f'qp_write_{q}'
+            o_, on = cell('ours', t); f, fn = cell('ref', t); x, xn = cell('rxe', t)
+            ks = [cpu_ms(i, t) for i in ('ours', 'ref', 'rxe')]
+            p(f'| {q} | {fmt(o_, on)} | {fmt(f, fn)} | {fmt(x, xn)} | {ratio(o_, f)} | {ratio(o_, x)} | '
+              f'{ratio(o_, tcp)} | ' + ' | '.join(fmt(k) for k in ks) + ' |')
+            d.write(f'{q} ' + ' '.join('NaN' if v is None else f'{v:.2f}' for v in [o_, f, x] + ks) +
+                    f" {'NaN' if tcp is None else f'{tcp:.2f}'}\n")
+    p()
+
+# ---- connection setup ----
+cms = [r for r in R if r['test'] == 'cm_rate']
+if cms:
+    p('### Connection setup rate')
+    p()
+    p('`tests/bin/siw_cmrate rate -n N` in h1 against `siw_cmtest listen` in h2: '
+      'N connections one after the other, each resolve + QP + connect + '
+      'ESTABLISHED + disconnect + DISCONNECTED + destroy. Kernel CPU is the '
+      'guest-wide system+irq+softirq time per connection.')
+    p()
+    p('| implementation | connections | per second | connect median (ms) | kernel CPU ms per connection | rate / ref |')
+    p('| --- | ---: | ---: | ---: | ---: | ---: |')
+    ref_rate = val('ref', 'cm_rate')
+    names = {'ours': 'ours', 'ref': 'reference siw', 'rxe': 'rxe (loopback)'}
+    for i in ('ours', 'ref', 'rxe'):
+        rs = [r for r in cms if r['impl'] == i]
+        if not rs:
+            continue
+        r = rs[0]
+        if r['status'] != 'ok':
+            p(f'| {names[i]} | | failed | | | |')
+            continue
+        n = float(r['bytes'])
+        p(f"| {names[i]} | {int(n)} | {float(r['value']):.1f} | {float(r['value2']):.2f} | "
+          f"{float(r['cpu_kernel_s']) * 1000 / n:.2f} | {ratio(float(r['value']), ref_rate)} |")
+    p()
+
+# ---- memory ----
+if MEM:
+    p('### Memory per QP and per connection')
+    p()
+    p('/proc/meminfo before (after drop_caches) and while N objects are held by '
+      '`siw_cmrate qps` (RC QPs of 64+64 WRs, one 128-entry CQ each, not '
+      'connected) or `siw_cmrate hold` (N established connections; a connection '
+      'counts both ends: two QPs, two CQs, two TCP sockets). KiB per object; '
+      '"free drop" is the fall of MemFree, user-space pages included.')
+    p()
+    p('| implementation | object | N | slab | vmalloc | page tables | percpu | free drop |')
+    p('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |')
+    names = {'ours': 'ours', 'ref': 'reference siw', 'rxe': 'rxe'}
+    for m in MEM:
+        p(f"| {names.get(m['impl'], m['impl'])} | {m['kind']} | {m['n']} | " +
+          ' | '.join(f"{float(m[k]):.1f}" for k in ('slab_kb', 'vmalloc_kb', 'pagetables_kb', 'percpu_kb', 'memfree_drop_kb')) + ' |')
+    p()
+
+# ---- issue 11 goals ----
+goals = []  # (goal, measured ratio or None, limit, True if the ratio must be >= limit)
+
+
+def rat(a, b):
+    return None if a is None or b is None or b == 0 else a / b
+
+
+for t, name in bw:
+    goals.append((f'bandwidth {name} vs TCP', rat(val('ours', t), tcp), 0.9, True))
+for s, sn in ((65536, '64 KiB'), (1048576, '1 MiB')):
+    for k in ('write', 'read', 'send'):
+        t = f'sweep_{k}_{s}'
+        if val('ours', t) is not None:
+            goals.append((f'bandwidth ib_{k}_bw {sn} (sweep) vs TCP', rat(val('ours', t), tcp), 0.9, True))
+tk = cpu_ms('tcp', 'iperf3')
+for t, name in bw:
+    goals.append((f'kernel CPU/MiB {name} vs TCP', rat(cpu_ms('ours', t), tk), 1.5, False))
+for t, name in lat:
+    goals.append((f'latency {name} vs reference', rat(val('ours', t), val('ref', t)), 0.8, False))
+for (t, name), lim in zip(lat, (1.0, 1.0, 1.3)):
+    goals.append((f'latency {name} vs rxe', rat(val('ours', t), val('rxe', t)), lim, False))
+for t, name in bw:
+    goals.append((f'bandwidth with CRC vs without, {name}', rat(val('ourscrc', t), val('ours', t)), 0.8, True))
+if any(val('ours', t) is not None for t, _ in bw):
+    p('### Issue 11 goals, measured (ratio in this run)')
+    p()
+    p('| goal | target | measured | met |')
+    p('| --- | ---: | ---: | --- |')
+    for g, v, lim, ge in goals:
+        met = 'n/a' if v is None else ('yes' if (v >= lim if ge else v <= lim) else 'no')
+        p(f"| {g} | {'>=' if ge else '<='} {lim:.1f} | {'n/a' if v is None else f'{v:.2f}'} | {met} |")
+    p()
+
+fails = [r for r in R if r['status'] == 'fail']
+if fails:
+    p('Failed runs: ' + ', '.join(f"{r['impl']} {r['test']} rep {r['rep']}" for r in fails) + '.')
+o.close()
+
+# ---- profile ----
+profs = sorted(glob.glob(os.path.join(out, 'profile-*.txt')))
+if profs:
+    order = ['tcp-iperf3', 'ours-write_bw_64k', 'ours-read_bw_64k', 'ours-send_bw_1m']
+    profs.sort(key=lambda f: order.index(os.path.basename(f)[8:-4]) if os.path.basename(f)[8:-4] in order else 9)
+    with open(os.path.join(out, 'profile.md'), 'w') as q:
+        q.write(f"Profile {meta.get('date', '?')}, kernel {meta.get('kernel', '?')}, commit "
+                f"{meta.get('commit', '?')}: `perf record -a -g -e cpu-clock -F 499` in the bench "
+                "guest for the whole client run (both vCPUs, both netns, connection setup "
+                "included), `perf report --no-children --sort dso,sym`, top 15 entries "
+                "(self time; `[k]` kernel, `[.]` user), then the top 15 kernel entries without the idle loop.\n\n")
+        for f in profs:
+            lines = open(f).read().splitlines()
+            q.write(f"**{lines[0].lstrip('# ').split(':')[0]}**\n\n```\n")
+            for l in lines[1:]:
+                q.write(('\n' if l.startswith('## k') else '') + l.rstrip() + '\n')
+            q.write('```\n\n')
