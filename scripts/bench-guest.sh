@@ -334,7 +334,12 @@ siw_rm() {
 	done
 	return 1
 }
-modprobe -a ib_core ib_uverbs iw_cm rdma_cm rdma_ucm libcrc32c crc32c_generic 2>/dev/null
+# The CRC32c driver libcrc32c binds when it loads is the one it keeps: on
+# a real host udev loads crc32c_intel (SSE4.2) at boot, before anything
+# needs CRC; this guest has no udev, so load it first, as a host would.
+modprobe crc32c_intel 2>/dev/null || modprobe crc32c_generic 2>/dev/null
+modprobe -a ib_core ib_uverbs iw_cm rdma_cm rdma_ucm libcrc32c 2>/dev/null
+log "crc32c driver: $(awk '/^name *: crc32c$/ { n = 1 } n && /^driver/ { print $3; exit }' /proc/crypto)"
 
 # bw tests of the table only (zero-copy, CRC variants)
 bw_tests=()
