@@ -17,6 +17,7 @@ m=$(dmesg_mark)
 rdev_netns
 par=/sys/module/siw/parameters
 echo 1 >"$par/zcopy_min"
+on_exit "if [[ -w $par/zcopy_min ]]; then echo 0 >$par/zcopy_min; fi"
 run ip netns exec h1 tc qdisc add dev veth1 root netem delay 20ms
 run ip netns exec h2 tc qdisc add dev veth2 root netem delay 20ms
 
