@@ -79,24 +79,31 @@ static const struct err_spec {
 	unsigned int accepted;   /* also acceptable (documented above) */
 } err_table[E_NUM] = {
 	[E_NONE]            = { "none", S(IBV_WC_SUCCESS), 0 },
+	/*
+	 * A faulty Write may also be flushed: the peer's Terminate can put
+	 * the QP in error before the Write's own completion is written.
+	 */
 	/* RFC 5041 7.2: tagged, Invalid STag (0x00); RFC 5040 7.4 prot. error */
 	[E_BAD_RKEY]        = { "bad-rkey", S(IBV_WC_REM_ACCESS_ERR),
 				S(IBV_WC_SUCCESS) | S(IBV_WC_REM_OP_ERR) |
-				S(IBV_WC_REM_INV_REQ_ERR) },
+				S(IBV_WC_REM_INV_REQ_ERR) |
+				S(IBV_WC_WR_FLUSH_ERR) },
 	[E_BAD_RKEY_READ]   = { "bad-rkey-read", S(IBV_WC_REM_ACCESS_ERR),
 				S(IBV_WC_REM_OP_ERR) | S(IBV_WC_GENERAL_ERR) |
 				S(IBV_WC_WR_FLUSH_ERR) },
 	/* RFC 5041 7.2: tagged, Base or bounds violation (0x01) */
 	[E_OOB_WRITE]       = { "oob-write", S(IBV_WC_REM_ACCESS_ERR),
 				S(IBV_WC_SUCCESS) | S(IBV_WC_REM_OP_ERR) |
-				S(IBV_WC_REM_INV_REQ_ERR) },
+				S(IBV_WC_REM_INV_REQ_ERR) |
+				S(IBV_WC_WR_FLUSH_ERR) },
 	[E_OOB_READ]        = { "oob-read", S(IBV_WC_REM_ACCESS_ERR),
 				S(IBV_WC_REM_OP_ERR) | S(IBV_WC_GENERAL_ERR) |
 				S(IBV_WC_WR_FLUSH_ERR) },
 	/* RFC 5040 7.4: Remote Protection Error, access rights violation (0x02) */
 	[E_NO_REMOTE_WRITE] = { "no-remote-write", S(IBV_WC_REM_ACCESS_ERR),
 				S(IBV_WC_SUCCESS) | S(IBV_WC_REM_OP_ERR) |
-				S(IBV_WC_REM_INV_REQ_ERR) },
+				S(IBV_WC_REM_INV_REQ_ERR) |
+				S(IBV_WC_WR_FLUSH_ERR) },
 	/* RFC 5041 7.2: untagged, Invalid MSN - no buffer available (0x02) */
 	[E_SEND_NO_RECV]    = { "send-no-recv", S(IBV_WC_REM_OP_ERR),
 				S(IBV_WC_SUCCESS) | S(IBV_WC_REM_INV_REQ_ERR) |
