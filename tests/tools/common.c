@@ -326,3 +326,20 @@ void lb_pair_destroy(struct lb_pair *lp)
 		rdma_destroy_event_channel(lp->ch);
 	memset(lp, 0, sizeof(*lp));
 }
+
+/* "A.B.C.D:PORT" into @sa, or die */
+void parse_addr_port(const char *s, struct sockaddr_in *sa)
+{
+	char host[64];
+	const char *c = strrchr(s, ':');
+
+	if (!c || c - s >= (long)sizeof(host))
+		DIE("bad ADDR:PORT '%s'", s);
+	memcpy(host, s, c - s);
+	host[c - s] = 0;
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons(atoi(c + 1));
+	if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
+		DIE("bad address '%s'", host);
+}

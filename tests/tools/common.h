@@ -94,6 +94,7 @@ struct rdma_cm_event *cm_expect(struct rdma_event_channel *ch, enum rdma_cm_even
 				double timeout);
 /* wait for an async event on ctx; returns 1 and fills ev (acked), 0 timeout */
 int async_wait(struct ibv_context *ctx, struct ibv_async_event *ev, double timeout);
+void parse_addr_port(const char *s, struct sockaddr_in *sa);
 
 /* Loopback RC pair in one process over rdma_cm (listen on addr:port and
  * connect to it).  Both QPs share pd (created on the listener's device).

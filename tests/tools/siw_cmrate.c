@@ -37,22 +37,6 @@ static struct ibv_qp_init_attr qp_attr(struct ibv_cq *cq)
 	return a;
 }
 
-static void parse_ap(const char *s, struct sockaddr_in *sa)
-{
-	char host[64];
-	const char *c = strrchr(s, ':');
-
-	if (!c || c - s >= (long)sizeof(host))
-		DIE("bad ADDR:PORT '%s'", s);
-	memcpy(host, s, c - s);
-	host[c - s] = 0;
-	memset(sa, 0, sizeof(*sa));
-	sa->sin_family = AF_INET;
-	sa->sin_port = htons(atoi(c + 1));
-	if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
-		DIE("bad address '%s'", host);
-}
-
 struct conn {
 	struct rdma_cm_id *id;
 	struct ibv_cq *cq;
@@ -199,7 +183,7 @@ int main(int argc, char **argv)
 
 	if (optind != argc - 1)
 		DIE("ADDR:PORT missing");
-	parse_ap(argv[optind], &sa);
+	parse_addr_port(argv[optind], &sa);
 	ch = rdma_create_event_channel();
 	if (!ch)
 		DIE("rdma_create_event_channel: %s", strerror(errno));

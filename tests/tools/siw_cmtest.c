@@ -73,22 +73,6 @@ static void drop_qp(struct rdma_cm_id *id)
 		ibv_destroy_cq(cq);
 }
 
-static void parse_ap(const char *s, struct sockaddr_in *sa)
-{
-	char host[64];
-	const char *c = strrchr(s, ':');
-
-	if (!c || c - s >= (long)sizeof(host))
-		DIE("bad ADDR:PORT '%s'", s);
-	memcpy(host, s, c - s);
-	host[c - s] = 0;
-	memset(sa, 0, sizeof(*sa));
-	sa->sin_family = AF_INET;
-	sa->sin_port = htons(atoi(c + 1));
-	if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
-		DIE("bad address '%s'", host);
-}
-
 static int do_listen(int argc, char **argv, int reject, const char *pdata,
 		     int n, double t)
 {
@@ -104,7 +88,7 @@ static int do_listen(int argc, char **argv, int reject, const char *pdata,
 	for (i = 0; i < nl; i++) {
 		struct sockaddr_in sa;
 
-		parse_ap(argv[i], &sa);
+		parse_addr_port(argv[i], &sa);
 		if (rdma_create_id(ch, &lid[i], (void *)(long)i, RDMA_PS_TCP))
 			DIE("rdma_create_id: %s", strerror(errno));
 		if (rdma_bind_addr(lid[i], (struct sockaddr *)&sa))
@@ -195,7 +179,7 @@ static int do_connect(const char *ap, const char *expect, const char *pdata,
 
 	if (!ch)
 		DIE("rdma_create_event_channel: %s", strerror(errno));
-	parse_ap(ap, &sa);
+	parse_addr_port(ap, &sa);
 	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP))
 		DIE("rdma_create_id: %s", strerror(errno));
 	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&sa, 2000))

@@ -351,22 +351,6 @@ static void on_async(void)
 	}
 }
 
-static void parse_ap(const char *s, struct sockaddr_in *sa)
-{
-	char host[64];
-	const char *c = strrchr(s, ':');
-
-	if (!c || c - s >= (long)sizeof(host))
-		DIE("bad ADDR:PORT '%s'", s);
-	memcpy(host, s, c - s);
-	host[c - s] = 0;
-	memset(sa, 0, sizeof(*sa));
-	sa->sin_family = AF_INET;
-	sa->sin_port = htons(atoi(c + 1));
-	if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
-		DIE("bad address '%s'", host);
-}
-
 static struct rdma_event_channel *ch;
 
 static int go_count(void)
@@ -514,7 +498,7 @@ int main(int argc, char **argv)
 	if (argc - optind != 2)
 		DIE("usage: siw_victim listen|connect [opts] ADDR:PORT");
 	connect_mode = !strcmp(argv[optind], "connect");
-	parse_ap(argv[optind + 1], &sa);
+	parse_addr_port(argv[optind + 1], &sa);
 	end = now_s() + t;
 	ch = rdma_create_event_channel();
 	if (!ch)
