@@ -162,7 +162,15 @@ io_cap_start() {
 }
 io_cap_stop() {
 	[[ $SIW_ROLE == b ]] || return 0
-	sleep 1
+	# a starved tcpdump lags behind the kernel's ring, and what it has not
+	# read when stopped is lost: wait until the capture stops growing
+	local size=-1 now i
+	for i in $(seq 20); do
+		sleep 0.5
+		now=$(stat -c %s "$IO_CAP" 2>/dev/null || echo 0)
+		[[ $now == "$size" ]] && break
+		size=$now
+	done
 	kill -INT "$IO_TPID" 2>/dev/null || true
 	wait_pid "$IO_TPID" 20 || true
 }
