@@ -1364,9 +1364,17 @@ static const struct ib_device_ops siw_port_ops = {
 	.query_gid = siw_query_gid,
 	.query_pkey = siw_query_pkey,
 	.get_netdev = siw_get_netdev,
+};
+
+/* what `rdma stat` and `rdma res -dd` show */
+static const struct ib_device_ops siw_observe_ops = {
 	.alloc_hw_port_stats = siw_alloc_hw_port_stats,
 	.get_hw_stats = siw_get_hw_stats,
-	/* a user context is where the rings get mapped */
+	.fill_res_qp_entry = siw_fill_res_qp_entry,
+};
+
+/* a user context is where the rings get mapped */
+static const struct ib_device_ops siw_ctx_ops = {
 	.alloc_ucontext = siw_alloc_ucontext,
 	.dealloc_ucontext = siw_dealloc_ucontext,
 	.mmap = siw_mmap,
@@ -1392,15 +1400,17 @@ static const struct ib_device_ops siw_qp_ops = {
 	.create_qp = siw_create_qp,
 	.modify_qp = siw_modify_qp,
 	.query_qp = siw_query_qp,
-	.fill_res_qp_entry = siw_fill_res_qp_entry,
 	.post_send = siw_post_send,
 	.post_recv = siw_post_recv,
 	.destroy_qp = siw_destroy_qp,
-	/* iw_cm holds QPs by number, with references of its own */
+	INIT_RDMA_OBJ_SIZE(ib_qp, siw_qp, base),
+};
+
+/* iw_cm holds QPs by number, with references of its own */
+static const struct ib_device_ops siw_iw_qp_ops = {
 	.iw_get_qp = siw_iw_get_qp,
 	.iw_add_ref = siw_iw_add_ref,
 	.iw_rem_ref = siw_iw_rem_ref,
-	INIT_RDMA_OBJ_SIZE(ib_qp, siw_qp, base),
 };
 
 static const struct ib_device_ops siw_srq_ops = {
@@ -1415,8 +1425,9 @@ static const struct ib_device_ops siw_srq_ops = {
 void siw_verbs_set_ops(struct ib_device *ibdev)
 {
 	static const struct ib_device_ops *const kinds[] = {
-		&siw_port_ops, &siw_pd_ops, &siw_mr_ops, &siw_cq_ops,
-		&siw_qp_ops, &siw_srq_ops, &siw_cm_ops,
+		&siw_port_ops, &siw_observe_ops, &siw_ctx_ops, &siw_pd_ops,
+		&siw_mr_ops, &siw_cq_ops, &siw_qp_ops, &siw_iw_qp_ops,
+		&siw_srq_ops, &siw_cm_ops,
 	};
 	int i;
 
