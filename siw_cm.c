@@ -18,6 +18,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <kunit/visibility.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/net.h>
@@ -153,6 +154,7 @@ void siw_cep_put(struct siw_cep *cep)
 {
 	kref_put(&cep->ref, siw_cep_free);
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_cep_put);
 
 static void siw_cep_queue(struct siw_cep *cep)
 {
@@ -167,6 +169,7 @@ void siw_cep_kick(struct siw_cep *cep, int ev)
 	set_bit(ev, &cep->events);
 	siw_cep_queue(cep);
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_cep_kick);
 
 void siw_cep_arm(struct siw_cep *cep, unsigned int ms)
 {
@@ -178,6 +181,7 @@ void siw_cep_arm(struct siw_cep *cep, unsigned int ms)
 	if (mod_delayed_work(siw_cm_wq, &cep->timer, delay))
 		siw_cep_put(cep);	/* was pending: it holds a ref already */
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_cep_arm);
 
 static void siw_cep_disarm(struct siw_cep *cep)
 {
@@ -193,6 +197,7 @@ void siw_cep_set_state(struct siw_cep *cep, enum siw_cep_state s)
 	siw_trace_cep(cep, s, siw_cep_state_name);
 	cep->state = s;
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_cep_set_state);
 
 struct siw_cep *siw_cep_alloc(struct siw_device *sdev)
 {
@@ -222,6 +227,7 @@ struct siw_cep *siw_cep_alloc(struct siw_device *sdev)
 	spin_unlock_irqrestore(&siw_ceps_lock, flags);
 	return cep;
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_cep_alloc);
 
 /* ------------------------------------------------- socket callbacks */
 
@@ -304,6 +310,7 @@ void siw_cep_hook(struct siw_cep *cep, void (*inherited)(struct sock *sk))
 	cep->hooked = true;
 	write_unlock_bh(&sk->sk_callback_lock);
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_cep_hook);
 
 static void siw_cep_unhook(struct siw_cep *cep)
 {
@@ -343,6 +350,7 @@ int siw_sock_create(struct siw_device *sdev, int family, struct socket **s)
 	tcp_sock_set_nodelay((*s)->sk);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_sock_create);
 
 /* ------------------------------------------------------- iw_cm events */
 

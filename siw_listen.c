@@ -11,6 +11,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <kunit/visibility.h>
 #include <linux/net.h>
 #include <linux/in.h>
 #include <linux/in6.h>
@@ -139,6 +140,7 @@ int siw_sock_addrs(struct socket *s, struct sockaddr_storage *local,
 	siw_addr_unmap(remote);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_sock_addrs);
 
 static bool siw_ipv4_on_netdev(struct net_device *nd, __be32 addr)
 {

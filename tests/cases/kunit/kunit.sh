@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# KUnit suites of the protocol logic (tests/kunit/siw_kunit.c): load
+# KUnit suites of the protocol logic (tests/kunit/siw_kunit_*.c): load
 # siw.ko and siw_kunit.ko, read the KTAP results from debugfs. Every KTAP
 # test case is reported to the runner as its own result (@@SUBTEST).
 # Needs a kernel with CONFIG_KUNIT (the debug kernel); the stock Debian
@@ -20,7 +20,7 @@ on_exit rmmod siw_kunit
 
 total=0 bad=0
 for suite in siw_mpa_framing siw_ddp_rdmap_headers siw_zcopy_release siw_rx_parser \
-	siw_qp_state; do
+	siw_qp_state siw_cm_endpoint; do
 	res=/sys/kernel/debug/kunit/$suite/results
 	[[ -r $res ]] || fail "no KUnit results for suite $suite"
 	cat "$res"
