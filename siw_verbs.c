@@ -282,6 +282,21 @@ static void siw_dealloc_ucontext(struct ib_ucontext *base)
 	atomic_dec(&to_siw_dev(base->device)->num_ctx);
 }
 
+/*
+ * Device going away (rdma link delete, rmmod) while a process still has it
+ * open. Having this op lets ib_uverbs destroy the process's objects itself
+ * and go on, instead of pinning the module and waiting for the process:
+ * the QPs' outstanding work requests are flushed to their CQs as on any
+ * destroy. Nothing is left to undo here: every ring is vmalloc_user memory
+ * whose pages a mapping keeps alive until the process unmaps them, so the
+ * process reads its last (flush) completions and then sees -EIO.
+ */
+static void siw_disassociate_ucontext(struct ib_ucontext *base)
+{
+	siw_info(to_siw_dev(base->device),
+		 "removed while open by a process: its objects are destroyed, its work requests flushed, further calls fail with EIO\n");
+}
+
 static int siw_mmap(struct ib_ucontext *base, struct vm_area_struct *vma)
 {
 	struct siw_device *sdev = to_siw_dev(base->device);
@@ -1377,6 +1392,7 @@ static const struct ib_device_ops siw_observe_ops = {
 static const struct ib_device_ops siw_ctx_ops = {
 	.alloc_ucontext = siw_alloc_ucontext,
 	.dealloc_ucontext = siw_dealloc_ucontext,
+	.disassociate_ucontext = siw_disassociate_ucontext,
 	.mmap = siw_mmap,
 	.mmap_free = siw_mmap_free,
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, siw_ucontext, base),
