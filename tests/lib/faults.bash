@@ -14,18 +14,19 @@ rdma_stat() {
 }
 
 # xfer_start PORT [CLIENT ARGS...]: a long transfer, random Send/Write/Read
-# up to 256 KiB; waits until data moves. Pids in XFER_SRV XFER_CLI.
+# up to 256 KiB; waits until data moves. Pids in XFER_SRV XFER_CLI. The
+# client connects to port XFER_TO when set (a relay in front of PORT).
 xfer_start() {
 	local port=$1; shift
 	bg srv ip netns exec h2 "$BIN/siw_datacheck" -s -b "$H2_IP" -p "$port" -t 30 -T 600
 	XFER_SRV=$BG_PID
 	wait_log "$TMPD/srv.log" '^# listening' 20 || { show srv; fail "datacheck server did not start"; }
-	bg cli ip netns exec h1 "$BIN/siw_datacheck" -c "$H2_IP" -p "$port" -n 1000000 -S "$port" \
+	bg cli ip netns exec h1 "$BIN/siw_datacheck" -c "$H2_IP" -p "${XFER_TO:-$port}" -n 1000000 -S "$port" \
 		-m 262144 -t 30 "$@"
 	XFER_CLI=$BG_PID
 	local b0
 	b0=$(rdma_stat "$RDEV2" rx_bytes)
-	xfer_moving() { (($(rdma_stat "$RDEV2" rx_bytes) > b0 + 4000000)); }
+	xfer_moving() { (($(rdma_stat "$RDEV2" rx_bytes) > b0 + $(scale 4000000 500000))); }
 	wait_for 60 xfer_moving || { show cli; show srv; fail "no data moved within 60 s"; }
 }
 

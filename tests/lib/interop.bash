@@ -234,6 +234,12 @@ io_leak_check() {
 	printf '%s\n' "$rep" | head -n 40
 }
 
+# io_n FULL DEFAULT DEBUG: a count for --full and the default run on the
+# stock kernel, and for the debug kernel
+io_n() {
+	if is_debug_kernel; then echo "$3"; elif ((${SIW_TEST_FULL:-0})); then echo "$1"; else echo "$2"; fi
+}
+
 interop_main() {
 	local ours_role=$1
 	need_cmd rdma ss rping ib_write_bw ib_read_bw ib_send_bw tcpdump tshark
@@ -275,14 +281,14 @@ interop_main() {
 	local p=$IO_PORT0 dbg=0
 	is_debug_kernel && dbg=1
 	# 1. rping (size 4096 also captured: CRC off on the wire)
-	io_rping 64 "$(scale 300 40)" $((p + 1))
+	io_rping 64 "$(io_n 300 60 40)" $((p + 1))
 	io_cap_start rping-nocrc $((p + 2))
-	io_rping 4096 "$(scale 200 30)" $((p + 2))
+	io_rping 4096 "$(io_n 200 60 30)" $((p + 2))
 	io_cap_stop
 	io_wire_check 0 || true
-	io_rping 60000 "$(scale 100 10)" $((p + 3))
+	io_rping 60000 "$(io_n 100 30 10)" $((p + 3))
 	# 2. datacheck, CRC off
-	io_datacheck datacheck-nocrc $((p + 4)) "$(scale 150 25)" "$(scale 1048576 65536)" 1101
+	io_datacheck datacheck-nocrc $((p + 4)) "$(io_n 150 50 25)" "$(scale 1048576 65536)" 1101
 	# 3. perftest
 	# (perftest against the kernel's siw on the stock kernel; the debug
 	# kernel runs perftest ours-to-ours in the datapath group: CI time)
@@ -300,10 +306,10 @@ interop_main() {
 	fi
 	pair_barrier crc-on 120
 	io_cap_start rping-crc $((p + 8))
-	io_rping 4096 "$(scale 100 20)" $((p + 8))
+	io_rping 4096 "$(io_n 100 40 20)" $((p + 8))
 	io_cap_stop
 	io_wire_check 1 || true
-	io_datacheck datacheck-crc $((p + 9)) "$(scale 150 25)" "$(scale 1048576 65536)" 2202
+	io_datacheck datacheck-crc $((p + 9)) "$(io_n 150 50 25)" "$(scale 1048576 65536)" 2202
 	((dbg)) || io_perf ib_write_bw $((p + 10)) -s 65536 -n 100
 	# 5. FPDUs larger than the MSS (fpdu_max, ours only): the reference
 	# must parse them, CRC still on
@@ -313,7 +319,7 @@ interop_main() {
 		io_log "fpdu_max=$(cat /sys/module/siw/parameters/fpdu_max)"
 	fi
 	pair_barrier fpdu-max 120
-	io_datacheck datacheck-bigfpdu $((p + 11)) "$(scale 100 20)" "$(scale 1048576 65536)" 3303
+	io_datacheck datacheck-bigfpdu $((p + 11)) "$(io_n 100 40 20)" "$(scale 1048576 65536)" 3303
 	dmesg_problems_since "$IO_MARK"
 	io_leak_check
 	if ((${#IO_FAILS[@]})); then

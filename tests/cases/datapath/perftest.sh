@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # perftest (ib_send/write/read _bw and _lat) with -R (rdma_cm; required for
 # iWARP) between netns h1 (client) and h2 (server) over siw on veth1/veth2.
-# Stock kernel: -a size sweep with -n 50, plus -q 2; debug kernel: a few
-# sizes with small counts. Each run must exit 0 on both sides and the
+# Stock kernel: -a size sweep with -n 50, plus -q 2 (--full; the default
+# run: the bandwidth tools over a size sweep with -n 10, the latency tools
+# at 64 B and 64 KiB, -q 2 once); debug kernel: a few sizes with small
+# counts. Each run must exit 0 on both sides and the
 # client must print a results table.
 # timeout: 1500
 # timeout-debug: 2400
@@ -33,6 +35,15 @@ if is_debug_kernel; then
 		pt "$t" -s 64 -n 20
 	done
 	pt ib_write_bw -q 2 -s 4096 -n 10
+elif ((!${SIW_TEST_FULL:-0})); then
+	for t in ib_send_bw ib_write_bw ib_read_bw; do
+		pt "$t" -a -n 10
+	done
+	for t in ib_send_lat ib_write_lat ib_read_lat; do
+		pt "$t" -s 64 -n 200
+		pt "$t" -s 65536 -n 50
+	done
+	pt ib_write_bw -q 2 -s 65536 -n 100
 else
 	for t in ib_send_bw ib_write_bw ib_read_bw ib_send_lat ib_write_lat ib_read_lat; do
 		pt "$t" -a -n 50

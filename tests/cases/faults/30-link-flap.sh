@@ -20,7 +20,7 @@ bg cli ip netns exec h1 "$BIN/siw_datacheck" -c "$H2_IP" -p "$port" -n "$(scale 
 	-S "$port" -m 262144 -t 60
 XFER_CLI=$BG_PID
 b0=$(rdma_stat "$RDEV2" rx_bytes)
-moving() { (($(rdma_stat "$RDEV2" rx_bytes) > b0 + 1000000)); }
+moving() { (($(rdma_stat "$RDEV2" rx_bytes) > b0 + $(scale 1000000 200000))); }
 wait_for 60 moving || { show cli; fail "no data moved"; }
 run ip -n h1 link set veth1 down
 wait_for 10 test "$(ibdev_port_state "$RDEV1")" = PORT_DOWN || fail "$RDEV1 did not go DOWN"
