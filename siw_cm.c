@@ -933,8 +933,16 @@ static int siw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	siw_cep_hook(cep, NULL);
 	siw_cep_set_state(cep, SIW_CEP_CONNECTING);
 	siw_cep_arm(cep, SIW_CONNECT_TIMEOUT_MS);
-	siw_cep_kick(cep, SIW_EV_SOCK);
+	/*
+	 * Start the handshake here rather than in a work item: on a local
+	 * link it often completes within the call, and then the MPA request
+	 * leaves at once. A failure is reported by CONNECT_REPLY as always,
+	 * and its close may drop the connection's reference: hold our own.
+	 */
+	kref_get(&cep->ref);
+	siw_cep_do_connect(cep, 0, false);
 	mutex_unlock(&cep->mtx);
+	siw_cep_put(cep);
 	return 0;
 
 fail:
