@@ -19,7 +19,7 @@
 #include <net/net_namespace.h>
 #include <net/sock.h>
 
-#include "siw.h"
+#include "siw_kunit.h"
 #include "siw_cm.h"
 
 #define CMT_WAIT_MS	2000
@@ -69,16 +69,6 @@ static void cmt_add_ref(struct iw_cm_id *id)
 static void cmt_rem_ref(struct iw_cm_id *id)
 {
 	atomic_dec(&container_of(id, struct cmt, id)->id_refs);
-}
-
-static u64 cmt_stat(struct cmt *t, enum siw_stat s)
-{
-	u64 sum = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		sum += per_cpu_ptr(t->sdev->stats, cpu)->v[s];
-	return sum;
 }
 
 /* Wait until the endpoint is closed and its close has finished. */
@@ -309,7 +299,7 @@ static void cmt_expect_failed(struct cmt *t, int status)
 	KUNIT_EXPECT_EQ(test, t->ev_status, status);
 	KUNIT_EXPECT_EQ(test, atomic_read(&t->id_refs), 0);
 	KUNIT_EXPECT_EQ(test, refcount_read(&t->sdev->base.refcount), 1);
-	KUNIT_EXPECT_EQ(test, cmt_stat(t, SIW_STAT_CONN_FAIL), 1ULL);
+	KUNIT_EXPECT_EQ(test, siw_kunit_stat(t->sdev, SIW_STAT_CONN_FAIL), 1ULL);
 	KUNIT_EXPECT_NULL(test, t->cep->sock);
 }
 
@@ -427,7 +417,7 @@ static void siw_test_cep_kill_then_ignore(struct kunit *test)
 	flush_work(&t->cep->work);
 	KUNIT_EXPECT_EQ(test, t->nevents, 1);
 	KUNIT_EXPECT_EQ(test, t->cep->state, SIW_CEP_CLOSED);
-	KUNIT_EXPECT_EQ(test, cmt_stat(t, SIW_STAT_CONN_FAIL), 1ULL);
+	KUNIT_EXPECT_EQ(test, siw_kunit_stat(t->sdev, SIW_STAT_CONN_FAIL), 1ULL);
 	KUNIT_EXPECT_EQ(test, refcount_read(&t->sdev->base.refcount), 1);
 }
 
@@ -473,7 +463,7 @@ static void cmt_expect_dropped(struct cmt *t)
 
 	KUNIT_ASSERT_TRUE(test, cmt_wait_closed(t));
 	KUNIT_EXPECT_EQ(test, t->nevents, 0);
-	KUNIT_EXPECT_EQ(test, cmt_stat(t, SIW_STAT_CONN_FAIL), 1ULL);
+	KUNIT_EXPECT_EQ(test, siw_kunit_stat(t->sdev, SIW_STAT_CONN_FAIL), 1ULL);
 	KUNIT_EXPECT_EQ(test, refcount_read(&t->sdev->base.refcount), 1);
 	KUNIT_EXPECT_NULL(test, t->cep->sock);
 }

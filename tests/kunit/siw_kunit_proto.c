@@ -15,7 +15,7 @@
 #include <linux/skbuff.h>
 #include <linux/percpu.h>
 
-#include "siw.h"
+#include "siw_kunit.h"
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
@@ -675,16 +675,6 @@ static void rxt_feed(struct kunit *test, struct rxt *t, u32 from, u32 to)
 	kfree_skb(skb);
 }
 
-static u64 rxt_stat(struct rxt *t, enum siw_stat s)
-{
-	u64 sum = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		sum += per_cpu_ptr(t->sdev->stats, cpu)->v[s];
-	return sum;
-}
-
 static bool rxt_guards_ok(struct rxt *t)
 {
 	return !memchr_inv(t->mem, 0x5a, RXT_GUARD) &&
@@ -733,7 +723,7 @@ static void siw_test_rx_whole(struct kunit *test)
 		rxt_three_sends(t, crc);
 		rxt_feed(test, t, 0, t->len);
 		rxt_expect_received(test, t);
-		KUNIT_EXPECT_EQ(test, rxt_stat(t, SIW_STAT_RX_FPDU), 3ULL);
+		KUNIT_EXPECT_EQ(test, siw_kunit_stat(t->sdev, SIW_STAT_RX_FPDU), 3ULL);
 	}
 }
 
@@ -784,7 +774,7 @@ static void rxt_expect_term(struct kunit *test, struct rxt *t, u8 layer,
 	KUNIT_EXPECT_EQ(test, t->qp->attrs.state, SIW_QP_TERMINATE);
 	KUNIT_EXPECT_EQ(test, t->qp->term_ctrl >> 16,
 			term_mk_ctrl(layer, etype, ecode) >> 16);
-	KUNIT_EXPECT_EQ(test, rxt_stat(t, counter), 1ULL);
+	KUNIT_EXPECT_EQ(test, siw_kunit_stat(t->sdev, counter), 1ULL);
 	KUNIT_EXPECT_FALSE(test, t->cq->queue[0].flags & SIW_WQE_VALID);
 	KUNIT_EXPECT_TRUE(test, rxt_guards_ok(t));
 }
@@ -801,7 +791,7 @@ static void siw_test_rx_bad_crc(struct kunit *test)
 			SIW_STAT_RX_CRC_ERR);
 	/* the stream after the error is drained, not parsed */
 	rxt_feed(test, t, 0, t->len);
-	KUNIT_EXPECT_EQ(test, rxt_stat(t, SIW_STAT_RX_FPDU), 2ULL);
+	KUNIT_EXPECT_EQ(test, siw_kunit_stat(t->sdev, SIW_STAT_RX_FPDU), 2ULL);
 }
 
 static void siw_test_rx_bad_headers(struct kunit *test)

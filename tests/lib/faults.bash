@@ -7,6 +7,16 @@
 # operation and prints "FAIL - mismatch" otherwise), both ends finish
 # within their bound, and the kernel log stays clean.
 
+# faults_begin [CMD...]: what every fault case needs (rdma, ip, the CMDs,
+# siw_datacheck), a kernel-log mark in FAULT_MARK, devices on the netns
+# pair (RDEV1 in h1, RDEV2 in h2)
+faults_begin() {
+	need_cmd rdma ip "$@"
+	need_tool siw_datacheck
+	FAULT_MARK=$(dmesg_mark)
+	rdev_netns
+}
+
 # rdma_stat DEV COUNTER: one counter of `rdma stat show link DEV/1`
 rdma_stat() {
 	rdma stat show link "$1/1" 2>/dev/null |

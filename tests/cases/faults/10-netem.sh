@@ -8,10 +8,7 @@
 source "$(dirname "$0")/../../lib/lib.sh"
 source "$SIW_TOP/tests/lib/caselib.sh"
 source "$SIW_TOP/tests/lib/faults.bash"
-need_cmd rdma ip tc nstat
-need_tool siw_datacheck
-m=$(dmesg_mark)
-rdev_netns
+faults_begin tc nstat
 crc_param Y
 for i in 1 2; do
 	run ip netns exec "h$i" tc qdisc add dev "veth$i" root netem \
@@ -26,5 +23,5 @@ srv_cli 500 netem "$port" \
 retrans=$(ip netns exec h1 nstat -a TcpRetransSegs | awk '/TcpRetransSegs/ { print $2 }')
 info "TCP segments retransmitted by h1: ${retrans:-0}"
 ((${retrans:-0} > 0)) || fail "netem did not act: no TCP retransmission"
-dmesg_problems_since "$m"
+dmesg_problems_since "$FAULT_MARK"
 echo "data intact over loss, reordering, duplication and delay"

@@ -14,10 +14,7 @@
 source "$(dirname "$0")/../../lib/lib.sh"
 source "$SIW_TOP/tests/lib/caselib.sh"
 source "$SIW_TOP/tests/lib/faults.bash"
-need_cmd rdma ip python3
-need_tool siw_datacheck
-m=$(dmesg_mark)
-rdev_netns
+faults_begin python3
 
 # corrupt_run PORT EVERY: server on PORT, relay on PORT+100, client through it
 corrupt_run() {
@@ -44,16 +41,16 @@ term=$(($(rdma_stat "$RDEV2" term_tx) - term0))
 info "with CRC: caught +$caught (rx_crc_err +$crc), term_tx +$term on $RDEV2"
 ((caught >= 1)) || fail "a flipped byte reached $RDEV2 but neither rx_crc_err nor rx_proto_err moved"
 ((term >= 1)) || fail "$RDEV2 caught a corrupted FPDU but sent no Terminate"
-dmesg_since "$m" | grep -qE "$RDEV2: QP [0-9]+: received .*terminating" ||
+dmesg_since "$FAULT_MARK" | grep -qE "$RDEV2: QP [0-9]+: received .*terminating" ||
 	fail "no kernel log line names $RDEV2 and the error"
-dmesg_problems_since "$m"
+dmesg_problems_since "$FAULT_MARK"
 xfer_fresh $((port + 1))
 
 # without CRC: nothing in iWARP can notice; report what got through
 crc_param N
 port=18920
 crc0=$(rdma_stat "$RDEV2" rx_crc_err) term0=$(rdma_stat "$RDEV2" term_tx)
-m=$(dmesg_mark)
+FAULT_MARK=$(dmesg_mark)
 corrupt_run "$port" 300000
 XFER_CRC=0 XFER_SRC=0
 wait_pid "$XFER_CLI" 120 || XFER_CRC=$?
@@ -66,5 +63,5 @@ show srv | tail -n 3
 placed=$(cat "$TMPD/cli.log" "$TMPD/srv.log" | grep -c 'mismatch' || true)
 info "without CRC: corrupted data reached the application $placed time(s);" \
 	"protocol errors: term_tx +$(($(rdma_stat "$RDEV2" term_tx) - term0))"
-dmesg_problems_since "$m"
+dmesg_problems_since "$FAULT_MARK"
 echo "with CRC every flipped FPDU was caught; without CRC corruption reached the application $placed time(s)"

@@ -7,10 +7,7 @@
 source "$(dirname "$0")/../../lib/lib.sh"
 source "$SIW_TOP/tests/lib/caselib.sh"
 source "$SIW_TOP/tests/lib/faults.bash"
-need_cmd rdma ip
-need_tool siw_datacheck
-m=$(dmesg_mark)
-rdev_netns
+faults_begin
 port=18930
 srv=(ip netns exec h2 "$BIN/siw_datacheck" -s -b "$H2_IP" -p "$port" -t 60)
 bg srv "${srv[@]}"
@@ -29,5 +26,5 @@ run ip -n h1 link set veth1 up
 wait_for 15 test "$(ibdev_port_state "$RDEV1")" = PORT_ACTIVE || fail "$RDEV1 did not come back ACTIVE"
 xfer_wait 300
 ((XFER_CRC == 0 && XFER_SRC == 0)) || fail "the connection did not survive a 3 s link flap"
-dmesg_problems_since "$m"
+dmesg_problems_since "$FAULT_MARK"
 echo "transfer survived a 3 s link flap, data intact"

@@ -8,10 +8,7 @@
 source "$(dirname "$0")/../../lib/lib.sh"
 source "$SIW_TOP/tests/lib/caselib.sh"
 source "$SIW_TOP/tests/lib/faults.bash"
-need_cmd rdma ip ss
-need_tool siw_datacheck
-m=$(dmesg_mark)
-rdev_netns
+faults_begin ss
 port=18940
 xfer_start "$port"
 conn() { ip netns exec h1 ss -Htn state established "dst $H2_IP and dport = :$port"; }
@@ -20,6 +17,6 @@ run ip netns exec h1 ss -K state established "dst $H2_IP and dport = :$port"
 xfer_wait 90
 xfer_failed
 [[ -z $(conn) ]] || fail "the killed connection is still established: $(conn)"
-dmesg_problems_since "$m"
+dmesg_problems_since "$FAULT_MARK"
 xfer_fresh $((port + 1))
 echo "ss -K: both ends failed cleanly, data intact, new connection works"

@@ -7,15 +7,12 @@
 source "$(dirname "$0")/../../lib/lib.sh"
 source "$SIW_TOP/tests/lib/caselib.sh"
 source "$SIW_TOP/tests/lib/faults.bash"
-need_cmd rdma ip
-need_tool siw_datacheck
-m=$(dmesg_mark)
-rdev_netns
+faults_begin
 port=18950
 xfer_start "$port"
 run kill -KILL "$XFER_CLI"
 xfer_wait 90
 ((XFER_SRC != 0)) || fail "server reported success after its peer was killed"
-dmesg_problems_since "$m"
+dmesg_problems_since "$FAULT_MARK"
 xfer_fresh $((port + 1))
 echo "kill -9: server failed cleanly, new connection works"

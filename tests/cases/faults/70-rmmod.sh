@@ -8,11 +8,8 @@
 source "$(dirname "$0")/../../lib/lib.sh"
 source "$SIW_TOP/tests/lib/caselib.sh"
 source "$SIW_TOP/tests/lib/faults.bash"
-need_cmd rdma ip
-need_tool siw_datacheck
 [[ $SIW_DEV_TYPE == siw ]] || skip "unloads this project's siw"
-m=$(dmesg_mark)
-rdev_netns
+faults_begin
 port=18970
 xfer_start "$port"
 timeout 120 rmmod siw >"$TMPD/rmmod.log" 2>&1 &
@@ -21,7 +18,7 @@ xfer_wait 90
 wait_pid "$rm_pid" 120 || fail "rmmod siw under load failed or hung ($(cat "$TMPD/rmmod.log"))"
 xfer_failed
 [[ ! -e /sys/module/siw ]] || fail "siw still loaded"
-dmesg_problems_since "$m"
+dmesg_problems_since "$FAULT_MARK"
 siw_load
 rdev_add "$RDEV1" veth1 h1
 rdev_add "$RDEV2" veth2 h2
