@@ -80,6 +80,24 @@ static struct siw_device *siw_find_by_netdev(struct net_device *nd)
 	return NULL;
 }
 
+static unsigned int max_objects;
+module_param(max_objects, uint, 0644);
+MODULE_PARM_DESC(max_objects,
+		 "cap on user contexts, PDs, QPs, CQs, MRs and SRQs per device, read when a device is created (0: the built-in maxima)");
+
+/* The object limits a new device enforces and reports. */
+static void siw_limits_init(struct siw_limits *m)
+{
+	u32 cap = READ_ONCE(max_objects) ?: U32_MAX;
+
+	m->ctx = min_t(u32, SIW_MAX_CONTEXT, cap);
+	m->pd = min_t(u32, SIW_MAX_PD, cap);
+	m->qp = min_t(u32, SIW_MAX_QP, cap);
+	m->cq = min_t(u32, SIW_MAX_CQ, cap);
+	m->mr = min_t(u32, SIW_MAX_MR, cap);
+	m->srq = min_t(u32, SIW_MAX_SRQ, cap);
+}
+
 static int siw_newlink(const char *name, struct net_device *nd)
 {
 	struct siw_device *sdev;
@@ -127,6 +145,7 @@ static int siw_newlink(const char *name, struct net_device *nd)
 	sdev->netdev = nd;
 	netdev_hold(nd, &sdev->netdev_tracker, GFP_KERNEL);
 	sdev->port_state = siw_netdev_port_state(nd);
+	siw_limits_init(&sdev->max);
 
 	ibdev->node_type = RDMA_NODE_RNIC;
 	ibdev->phys_port_cnt = 1;

@@ -77,16 +77,19 @@ static struct siw_mr *siw_mr_new(struct siw_device *sdev, struct ib_pd *pd,
 {
 	struct siw_mr *mr;
 
-	if (atomic_inc_return(&sdev->num_mr) > SIW_MAX_MR) {
-		atomic_dec(&sdev->num_mr);
-		siw_dbg(sdev, "out of MRs (max %u)\n", SIW_MAX_MR);
+	if (atomic_inc_return(&sdev->num_mr_held) > sdev->max.mr) {
+		atomic_dec(&sdev->num_mr_held);
+		siw_warn(sdev, "out of MRs: the device's limit is %u\n",
+			 sdev->max.mr);
 		return ERR_PTR(-ENOMEM);
 	}
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr) {
-		atomic_dec(&sdev->num_mr);
+		atomic_dec(&sdev->num_mr_held);
 		return ERR_PTR(-ENOMEM);
 	}
+	atomic_inc(&sdev->num_mr);
+	mr->held = 1;
 	mr->sdev = sdev;
 	mr->type = type;
 	mr->pd = pd;
@@ -109,11 +112,22 @@ void siw_mem_fini(void)
 	destroy_workqueue(siw_mem_wq);
 }
 
+/*
+ * The consumer's share of the device's MR limit ends when it deregisters,
+ * not when the last in-flight user of the memory lets go.
+ */
+static void siw_mr_unhold(struct siw_mr *mr)
+{
+	if (xchg(&mr->held, 0))
+		atomic_dec(&mr->sdev->num_mr_held);
+}
+
 /* Frees what siw_mr_new() and the type specific setup allocated. */
 static void siw_mr_free(struct siw_mr *mr)
 {
 	struct siw_device *sdev = mr->sdev;
 
+	siw_mr_unhold(mr);
 	if (mr->umem)
 		ib_umem_release(mr->umem);
 	kvfree(mr->pages);
@@ -212,6 +226,7 @@ static void siw_mr_retire(struct siw_mr *mr)
 {
 	WRITE_ONCE(mr->valid, false);
 	xa_erase(&mr->sdev->mr_xa, siw_stag_index(mr->stag));
+	siw_mr_unhold(mr);
 	siw_mr_put(mr);
 }
 

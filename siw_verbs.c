@@ -53,13 +53,18 @@
 
 /* ---------------------------------------------------------- helpers */
 
-/* Take one object of a counted kind, or say the device is full. */
-static bool siw_count_get(atomic_t *count, int max)
+/*
+ * Take one object of a counted kind, or say (errno and log line) that the
+ * device is full.
+ */
+static int siw_count_get(struct siw_device *sdev, atomic_t *count, u32 max,
+			 const char *what)
 {
 	if (atomic_inc_return(count) <= max)
-		return true;
+		return 0;
 	atomic_dec(count);
-	return false;
+	siw_warn(sdev, "out of %s: the device's limit is %u\n", what, max);
+	return -ENOMEM;
 }
 
 /*
@@ -117,20 +122,20 @@ static int siw_query_device(struct ib_device *ibdev,
 	/* `rdma link delete` may remove us */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 
-	attr->max_qp = SIW_MAX_QP;
+	attr->max_qp = sdev->max.qp;
 	attr->max_qp_wr = SIW_MAX_QP_WR;
 	attr->max_send_sge = SIW_MAX_SGE;
 	attr->max_recv_sge = SIW_MAX_SGE;
 	attr->max_sge_rd = SIW_MAX_SGE_RD;
-	attr->max_cq = SIW_MAX_CQ;
+	attr->max_cq = sdev->max.cq;
 	attr->max_cqe = SIW_MAX_CQE;
-	attr->max_mr = SIW_MAX_MR;
-	attr->max_pd = SIW_MAX_PD;
+	attr->max_mr = sdev->max.mr;
+	attr->max_pd = sdev->max.pd;
 	/* responder side (inbound reads) is IRD, initiator side ORD */
 	attr->max_qp_rd_atom = SIW_MAX_IRD;
 	attr->max_qp_init_rd_atom = SIW_MAX_ORD;
-	attr->max_res_rd_atom = SIW_MAX_IRD * SIW_MAX_QP;
-	attr->max_srq = SIW_MAX_SRQ;
+	attr->max_res_rd_atom = SIW_MAX_IRD * sdev->max.qp;
+	attr->max_srq = sdev->max.srq;
 	attr->max_srq_wr = SIW_MAX_SRQ_WR;
 	attr->max_srq_sge = SIW_MAX_SGE;
 	attr->max_fast_reg_page_list_len = SIW_MAX_FR_PAGES;
@@ -264,11 +269,10 @@ static int siw_alloc_ucontext(struct ib_ucontext *base, struct ib_udata *udata)
 	rv = siw_udata_check(sdev, udata, 0, sizeof(uresp));
 	if (rv)
 		return rv;
-	if (!siw_count_get(&sdev->num_ctx, SIW_MAX_CONTEXT)) {
-		siw_dbg(sdev, "out of user contexts (max %u)\n",
-			SIW_MAX_CONTEXT);
-		return -ENOMEM;
-	}
+	rv = siw_count_get(sdev, &sdev->num_ctx, sdev->max.ctx,
+			   "user contexts");
+	if (rv)
+		return rv;
 	uctx->sdev = sdev;
 
 	rv = ib_copy_to_udata(udata, &uresp, sizeof(uresp));
@@ -419,11 +423,7 @@ static int siw_alloc_pd(struct ib_pd *pd, struct ib_udata *udata)
 	rv = siw_udata_check(sdev, udata, 0, 0);
 	if (rv)
 		return rv;
-	if (!siw_count_get(&sdev->num_pd, SIW_MAX_PD)) {
-		siw_dbg(sdev, "out of PDs (max %u)\n", SIW_MAX_PD);
-		return -ENOMEM;
-	}
-	return 0;
+	return siw_count_get(sdev, &sdev->num_pd, sdev->max.pd, "PDs");
 }
 
 static int siw_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata)
@@ -459,10 +459,9 @@ static int siw_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	rv = siw_udata_check(sdev, udata, 0, sizeof(uresp));
 	if (rv)
 		return rv;
-	if (!siw_count_get(&sdev->num_cq, SIW_MAX_CQ)) {
-		siw_dbg(sdev, "out of CQs (max %u)\n", SIW_MAX_CQ);
-		return -ENOMEM;
-	}
+	rv = siw_count_get(sdev, &sdev->num_cq, sdev->max.cq, "CQs");
+	if (rv)
+		return rv;
 
 	cq->num_cqe = attr->cqe;
 	size = cq->num_cqe * sizeof(struct siw_cqe) + sizeof(struct siw_cq_ctrl);
@@ -614,10 +613,9 @@ static int siw_create_srq(struct ib_srq *ibsrq,
 	rv = siw_udata_check(sdev, udata, 0, sizeof(uresp));
 	if (rv)
 		return rv;
-	if (!siw_count_get(&sdev->num_srq, SIW_MAX_SRQ)) {
-		siw_dbg(sdev, "out of SRQs (max %u)\n", SIW_MAX_SRQ);
-		return -ENOMEM;
-	}
+	rv = siw_count_get(sdev, &sdev->num_srq, sdev->max.srq, "SRQs");
+	if (rv)
+		return rv;
 
 	srq->num_rqe = roundup_pow_of_two(attr->max_wr);
 	srq->max_sge = attr->max_sge;
@@ -772,10 +770,9 @@ static int siw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	rv = siw_udata_check(sdev, udata, 0, sizeof(uresp));
 	if (rv)
 		return rv;
-	if (!siw_count_get(&sdev->num_qp, SIW_MAX_QP)) {
-		siw_dbg(sdev, "out of QPs (max %u)\n", SIW_MAX_QP);
-		return -ENOMEM;
-	}
+	rv = siw_count_get(sdev, &sdev->num_qp, sdev->max.qp, "QPs");
+	if (rv)
+		return rv;
 
 	/* at least one slot each: ib_drain_*() posts even to "empty" QPs */
 	num_sqe = roundup_pow_of_two(max(1U, cap->max_send_wr));

@@ -101,11 +101,15 @@ struct siw_device {
 	u32 next_cq;
 	atomic_t key_seq;		/* STag key bytes, siw_mem.c */
 
+	struct siw_limits {		/* per device, fixed at creation */
+		u32 ctx, pd, qp, cq, mr, srq;
+	} max;
 	atomic_t num_ctx;
 	atomic_t num_pd;
 	atomic_t num_qp;
 	atomic_t num_cq;
-	atomic_t num_mr;
+	atomic_t num_mr;		/* until freed (device teardown waits) */
+	atomic_t num_mr_held;		/* until deregistered (the limit) */
 	atomic_t num_srq;
 
 	struct siw_stats __percpu *stats;
@@ -174,6 +178,7 @@ struct siw_mr {
 
 	enum siw_mr_type type;
 	u32 stag;
+	int held;			/* counts in num_mr_held, xchg */
 	bool valid;			/* READ_ONCE/WRITE_ONCE */
 	bool remote_inv_ok;		/* may be invalidated remotely */
 	int access;			/* IB_ACCESS_* */

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * siw_objects: verbs object boundaries over plain libibverbs.
- *   siw_objects -d siw0 [-q]
+ *   siw_objects -d siw0 [-x]
+ *   -x: exhaust every object limit the device reports instead (PDs, CQs,
+ *       MRs, QPs, SRQs; meant for a device created with a small
+ *       max_objects): exactly the limit can be created, one more fails
+ *       with ENOMEM, and after freeing one the next succeeds.
  * One line per check: "ok - ..." / "FAIL - ..."; "# ..." are notes.
  * Exit status 1 if any check failed.
  */
@@ -624,17 +628,103 @@ static void t_qp_state(void)
 	ibv_dereg_mr(mr);
 }
 
+/* ---- -x: every reported object limit ---------------------------------- */
+
+static char lim_buf[4096];
+
+static void *lim_pd(void) { return ibv_alloc_pd(ctx); }
+static void lim_pd_free(void *o) { ibv_dealloc_pd(o); }
+static void *lim_cq(void) { return ibv_create_cq(ctx, 1, NULL, NULL, 0); }
+static void lim_cq_free(void *o) { ibv_destroy_cq(o); }
+static void *lim_mr(void)
+{
+	return ibv_reg_mr(pd, lim_buf, sizeof(lim_buf), IBV_ACCESS_LOCAL_WRITE);
+}
+
+static void lim_mr_free(void *o) { ibv_dereg_mr(o); }
+static void *lim_qp(void) { return mkqp(IBV_QPT_RC, 1, 1, 1, 1, 0, NULL); }
+static void lim_qp_free(void *o) { ibv_destroy_qp(o); }
+static void *lim_srq(void)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 1, .max_sge = 1 } };
+
+	return ibv_create_srq(pd, &sa);
+}
+
+static void lim_srq_free(void *o) { ibv_destroy_srq(o); }
+
+/*
+ * Create objects until the device refuses: exactly @max - @held must
+ * succeed (@held: ones this process already holds), the next must fail
+ * with ENOMEM, and one freed makes room for one more.
+ */
+static void t_exhaust(const char *what, int max, int held, void *(*mk)(void),
+		      void (*rm)(void *))
+{
+	int want = max - held, got = 0, e;
+	void **v;
+	void *x;
+
+	if (max <= 0 || max > 4096) {
+		CHECK(0, "%s: limit %d too large to exhaust (set max_objects)", what, max);
+		return;
+	}
+	v = calloc((size_t)max + 1, sizeof(*v));
+	if (!v)
+		DIE("out of memory");
+	for (; got < want; got++) {
+		errno = 0;
+		v[got] = mk();
+		if (!v[got])
+			break;
+	}
+	e = errno;
+	CHECK(got == want, "%s: created %d of the %d the limit leaves (%s)", what, got, want,
+	      got == want ? "ok" : errname(e));
+	errno = 0;
+	x = mk();
+	e = errno;
+	CHECK(!x && e == ENOMEM, "%s: number %d refused with ENOMEM (%s)", what, max + 1,
+	      x ? "created" : errname(e));
+	if (x)
+		rm(x);
+	if (got) {
+		rm(v[--got]);
+		errno = 0;
+		v[got] = mk();
+		CHECK(v[got], "%s: one freed, one created again (%s)", what,
+		      v[got] ? "ok" : errname(errno));
+		if (v[got])
+			got++;
+	}
+	while (got)
+		rm(v[--got]);
+	free(v);
+}
+
+static void t_limits(void)
+{
+	/* this process holds one PD and one CQ (for the MRs, QPs, SRQs) */
+	t_exhaust("PDs", da.max_pd, 1, lim_pd, lim_pd_free);
+	t_exhaust("CQs", da.max_cq, 1, lim_cq, lim_cq_free);
+	t_exhaust("MRs", da.max_mr, 0, lim_mr, lim_mr_free);
+	t_exhaust("QPs", da.max_qp, 0, lim_qp, lim_qp_free);
+	t_exhaust("SRQs", da.max_srq, 0, lim_srq, lim_srq_free);
+}
+
 int main(int argc, char **argv)
 {
 	const char *dev = NULL;
-	int c;
+	int c, exhaust = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((c = getopt(argc, argv, "d:h")) != -1) {
+	while ((c = getopt(argc, argv, "d:xh")) != -1) {
 		if (c == 'd') {
 			dev = optarg;
+		} else if (c == 'x') {
+			exhaust = 1;
 		} else {
-			fprintf(stderr, "usage: siw_objects -d DEVICE\n");
+			fprintf(stderr, "usage: siw_objects -d DEVICE [-x]\n");
 			return 2;
 		}
 	}
@@ -644,12 +734,21 @@ int main(int argc, char **argv)
 		DIE("cannot open device %s", dev ? dev : "(first)");
 	OK("opened device %s", ibv_get_device_name(ctx->device));
 	t_query();
+	if (exhaust) {
+		pd = ibv_alloc_pd(ctx);
+		cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+		if (!pd || !cq)
+			DIE("PD/CQ for the limit checks");
+		t_limits();
+		goto out;
+	}
 	t_pd();
 	t_cq();
 	t_qp();
 	t_srq();
 	t_mr();
 	t_qp_state();
+out:
 	ibv_destroy_cq(cq);
 	CHECK(!ibv_dealloc_pd(pd), "dealloc PD at end");
 	CHECK(!ibv_close_device(ctx), "close device");
