@@ -1583,16 +1583,25 @@ def c_rep_glued(x):
 
 @case("rep-ird-zero-read", mode="passive")
 def c_rep_ird0(x):
-    """responder says IRD 0: the victim's Read (-r) must not go out"""
+    """responder says IRD 0: the victim's Read (-r) must not go out
+
+    The Read completes in error (ORD 0 allows none) and that takes the
+    QP to error, so the Send rides in the reply's segment: it must have
+    landed before the victim sees ESTABLISHED and posts the Read.
+    """
     c = x.p.take_request()
-    c.send(rep(ird=0, ord_=0))
-    c.send(c.msg_send(b"ird0"))
+    c.send(rep(ird=0, ord_=0) + c.msg_send(b"ird0"))
     fr = c.collect(1.5, until_close=False)
     x.no_term(fr)
     if RREQ in fr.ops():
         x.err("siw sent a Read Request to a responder with IRD 0")
     c.close()
-    x.victim(c, error=False, mr="same", recv_ok=1)
+    if x.victim(c, error=True, mr="same", recv_ok=1) is None:
+        return
+    bad = [l for l in x.vlines if l.startswith("WC %d status=local QP operation error" % c.cid)]
+    if len(bad) != 1:
+        x.err("victim's Read with ORD 0 did not complete as a local QP "
+              "operation error: %s" % x.vlines[-6:])
 
 
 # -------------------------------------------------------------- driver
