@@ -54,6 +54,53 @@ void siw_mpa_rx_crc(struct siw_mpa_rx *m, const void *p, u32 len)
 		m->crc = crc32c(m->crc, p, len);
 }
 
+/* CRC32c over @len bytes at @off of @skb, wherever they lie in it */
+static u32 siw_mpa_crc_skb(struct sk_buff *skb, u32 off, u32 len, u32 crc)
+{
+	struct skb_seq_state st;
+	const u8 *p;
+	u32 done = 0, n;
+
+	skb_prepare_seq_read(skb, off, off + len, &st);
+	while (done < len && (n = skb_seq_read(done, &p, &st))) {
+		/* a block can run past the range asked for */
+		n = min(n, len - done);
+		crc = crc32c(crc, p, n);
+		done += n;
+	}
+	skb_abort_seq_read(&st);
+	return crc;
+}
+
+/**
+ * siw_mpa_rx_verify - check an FPDU's CRC before any of it is placed
+ * @m: the FPDU's CRC state, holding the header's part
+ * @e: receive error to fill
+ * @skb: the buffer holding the rest of the FPDU, at @off
+ * @off: offset in @skb
+ * @len: the rest of the FPDU: payload, pad and CRC
+ *
+ * On a match the CRC is done for this FPDU (placement and the trailer
+ * skip it), so corrupted payload is refused before a byte of it lands.
+ * Return: 0 on a match, -EPROTO (@e filled) otherwise.
+ */
+int siw_mpa_rx_verify(struct siw_mpa_rx *m, struct siw_rx_err *e,
+		      struct sk_buff *skb, u32 off, u32 len)
+{
+	u32 crc = siw_mpa_crc_skb(skb, off, len - MPA_CRC_SIZE, m->crc);
+	__le32 got;
+
+	if (skb_copy_bits(skb, off + len - MPA_CRC_SIZE, &got, sizeof(got)))
+		return siw_rx_error(e, TERM_LAYER_LLP, 0, TERM_MPA_FRAME,
+				    "unreadable FPDU");
+	if (got != mpa_crc_wire(crc))
+		return siw_rx_error(e, TERM_LAYER_LLP, 0, TERM_MPA_CRC,
+				    "MPA CRC error");
+	m->crc_on = false;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(siw_mpa_rx_verify);
+
 /**
  * siw_mpa_rx_trailer - check pad and CRC of a complete FPDU
  * @m: the FPDU's CRC state

@@ -76,6 +76,7 @@ int siw_qp_init(struct siw_qp *qp, struct siw_device *sdev)
 	qp->base.qp_num = id;
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_qp_init);
 
 static const char *const siw_qp_state_name[SIW_QP_NUM_STATES] = {
 	[SIW_QP_IDLE] = "IDLE",

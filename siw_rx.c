@@ -4,8 +4,10 @@
  * receive queue (tcp_read_sock), which collects each FPDU's header
  * across skb boundaries and hands the payload to DDP placement without a
  * staging buffer. It drives the layers up: MPA sizes the FPDU, DDP and
- * RDMAP check the header and name the target, DDP places, MPA checks the
- * CRC, then DDP and RDMAP finish the segment. A layer that finds the
+ * RDMAP check the header and name the target, MPA checks the CRC, DDP
+ * places, then DDP and RDMAP finish the segment. With CRC on, an FPDU is
+ * checked before a byte of it is placed: where it lies when one skb holds
+ * all of it, else after copying its pieces into a staging skb. A layer that finds the
  * input wrong records why (siw_rx_error()); siw_rx_fail() alone counts,
  * logs and terminates.
  *
@@ -92,6 +94,29 @@ static int siw_rx_hdr_done(struct siw_qp *qp)
 	return rv;
 }
 
+/*
+ * A larger FPDU is placed as it comes and its CRC checked at the end:
+ * staging it would cost a 64 KiB buffer per QP for what only fpdu_max
+ * or a peer's GSO-sized FPDUs send.
+ */
+#define SIW_RX_VERIFY_MAX	(16 * 1024)
+
+/* Where the payload goes first: the CRC check of the whole FPDU, or DDP. */
+static enum siw_rx_state siw_rx_payload_state(struct siw_qp *qp)
+{
+	struct siw_rx *rx = &qp->rx;
+
+	if (!rx->fpdu_payload)
+		return SIW_RX_TRAILER;
+	if (!rx->mpa.crc_on)
+		return SIW_RX_PAYLOAD;
+	if (rx->fpdu_payload + rx->trailer_need > SIW_RX_VERIFY_MAX) {
+		siw_stat_inc(qp->sdev, SIW_STAT_RX_CRC_LATE);
+		return SIW_RX_PAYLOAD;
+	}
+	return SIW_RX_VERIFY;
+}
+
 /* The FPDU is complete: CRC, then DDP and RDMAP finish the segment. */
 static int siw_rx_fpdu_done(struct siw_qp *qp)
 {
@@ -105,6 +130,71 @@ static int siw_rx_fpdu_done(struct siw_qp *qp)
 	siw_stat_inc(qp->sdev, SIW_STAT_RX_FPDU);
 	siw_ddp_rx_done(&rx->ddp, rx->op);
 	return rx->op->rx_done(qp);
+}
+
+/*
+ * The staged FPDU is whole: check its CRC, place its payload, take its
+ * trailer, finish it. Return: 0 or the error of the step that failed.
+ */
+static int siw_rx_staged(struct siw_qp *qp)
+{
+	struct siw_rx *rx = &qp->rx;
+	struct sk_buff *st = rx->stage;
+	int rv;
+
+	rv = siw_mpa_rx_verify(&rx->mpa, &rx->err, st, 0, st->len);
+	if (!rv)
+		rv = siw_ddp_rx_place(&rx->ddp, &rx->err, &rx->mpa, st, 0,
+				      rx->fpdu_payload);
+	if (!rv && skb_copy_bits(st, rx->fpdu_payload, rx->trailer,
+				 rx->trailer_need))
+		rv = -EFAULT;
+	rx->trailer_have = rx->trailer_need;
+	if (!rv)
+		rv = siw_rx_fpdu_done(qp);
+	skb_trim(st, 0);
+	return rv;
+}
+
+/*
+ * CRC on, before any payload is placed: an FPDU one skb holds whole is
+ * checked where it lies (@n stays 0: go on to place it); one split over
+ * skbs is copied into the staging skb piece by piece (@n taken) and
+ * handled when complete. Return: 0 or an error.
+ */
+static int siw_rx_verify(struct siw_qp *qp, struct sk_buff *skb,
+			 unsigned int off, u32 len, u32 *n)
+{
+	struct siw_rx *rx = &qp->rx;
+	u32 need = rx->fpdu_payload + rx->trailer_need;
+	struct sk_buff *st = rx->stage;
+	int rv;
+
+	*n = 0;
+	if ((!st || !st->len) && len >= need) {
+		rv = siw_mpa_rx_verify(&rx->mpa, &rx->err, skb, off, need);
+		if (!rv)
+			rx->state = SIW_RX_PAYLOAD;
+		return rv;
+	}
+	if (!st) {
+		st = alloc_skb(SIW_RX_VERIFY_MAX, GFP_ATOMIC | __GFP_NOWARN);
+		if (!st) {	/* no room to stage: check at the end */
+			siw_stat_inc(qp->sdev, SIW_STAT_RX_CRC_LATE);
+			rx->state = SIW_RX_PAYLOAD;
+			return 0;
+		}
+		rx->stage = st;
+	}
+	*n = min(len, need - st->len);
+	if (skb_copy_bits(skb, off, skb_put(st, *n), *n))
+		return -EFAULT;
+	if (st->len < need)
+		return 0;
+	rv = siw_rx_staged(qp);
+	if (!rv)
+		siw_rx_next(rx);
+	return rv;
 }
 
 /*
@@ -123,10 +213,11 @@ static u32 siw_rx_gather(const struct sk_buff *skb, int off, u32 len,
 }
 
 /*
- * One parser step on @len bytes at @skb/@off. Return: bytes consumed,
- * 0 when the parser must stop (rx->state is DEAD then).
+ * One parser step on @len bytes at @skb/@off. Return: bytes consumed;
+ * 0 when the parser must stop (rx->state is DEAD then) or after an FPDU
+ * was checked in place (rx->state is PAYLOAD then).
  */
-static u32 siw_rx_step(struct siw_qp *qp, const struct sk_buff *skb,
+static u32 siw_rx_step(struct siw_qp *qp, struct sk_buff *skb,
 		       unsigned int off, u32 len)
 {
 	struct siw_rx *rx = &qp->rx;
@@ -147,7 +238,13 @@ static u32 siw_rx_step(struct siw_qp *qp, const struct sk_buff *skb,
 				break;
 		}
 		rv = siw_rx_hdr_done(qp);
-		rx->state = rx->fpdu_payload ? SIW_RX_PAYLOAD : SIW_RX_TRAILER;
+		if (!rv)
+			rx->state = siw_rx_payload_state(qp);
+		break;
+	case SIW_RX_VERIFY:
+		rv = siw_rx_verify(qp, skb, off, len, &n);
+		if (!rv && !n)
+			return 0;	/* checked in place: place it */
 		break;
 	case SIW_RX_PAYLOAD:
 		n = min(len, rx->fpdu_payload - rx->payload_have);
@@ -194,7 +291,7 @@ int siw_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 
 	while (left) {
 		n = siw_rx_step(qp, skb, off, left);
-		if (!n) {
+		if (qp->rx.state == SIW_RX_DEAD) {
 			desc->count = 0;
 			return len;
 		}
@@ -284,4 +381,6 @@ void siw_qp_llp_closed(struct siw_qp *qp)
 void siw_rx_fini(struct siw_qp *qp)
 {
 	siw_rx_flush(qp);
+	kfree_skb(qp->rx.stage);
+	qp->rx.stage = NULL;
 }

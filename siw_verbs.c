@@ -1314,6 +1314,7 @@ static const struct rdma_stat_desc siw_stat_descs[SIW_NUM_STATS] = {
 	[SIW_STAT_READ_REQ_RX].name = "read_req_rx",
 	[SIW_STAT_TX_ZCOPY_BYTES].name = "tx_zcopy_bytes",
 	[SIW_STAT_TX_ZCOPY_MSG].name = "tx_zcopy_msg",
+	[SIW_STAT_RX_CRC_LATE].name = "rx_crc_late",
 };
 
 static struct rdma_hw_stats *siw_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -74,6 +74,7 @@ enum siw_stat {
 	SIW_STAT_READ_REQ_RX,
 	SIW_STAT_TX_ZCOPY_BYTES,
 	SIW_STAT_TX_ZCOPY_MSG,
+	SIW_STAT_RX_CRC_LATE,
 	SIW_NUM_STATS
 };
 
@@ -507,6 +508,7 @@ struct siw_tx {
 /* RX parser states */
 enum siw_rx_state {
 	SIW_RX_HDR,
+	SIW_RX_VERIFY,		/* CRC on: the whole FPDU checked first */
 	SIW_RX_PAYLOAD,
 	SIW_RX_TRAILER,
 	SIW_RX_DEAD,
@@ -581,6 +583,7 @@ struct siw_rx {
 	u32 trailer_have;
 	u32 trailer_need;
 	struct siw_rx_err err;
+	struct sk_buff *stage;		/* an FPDU split over skbs, CRC on */
 	u8 hdr[SIW_RX_HDR_BUF];
 	u8 trailer[3 + MPA_CRC_SIZE];
 	struct siw_mpa_rx mpa;
@@ -779,6 +782,8 @@ int siw_mpa_rx_fpdu(struct siw_rx_err *e, u32 ulpdu, u32 hdr_len,
 void siw_mpa_rx_begin(struct siw_mpa_rx *m, bool crc, const u8 *hdr,
 		      u32 len);
 void siw_mpa_rx_crc(struct siw_mpa_rx *m, const void *p, u32 len);
+int siw_mpa_rx_verify(struct siw_mpa_rx *m, struct siw_rx_err *e,
+		      struct sk_buff *skb, u32 off, u32 len);
 int siw_mpa_rx_trailer(struct siw_mpa_rx *m, struct siw_rx_err *e,
 		       const u8 *trailer, u32 len);
 

@@ -511,6 +511,8 @@ static void rxt_exit(void *data)
 	struct rxt *t = data;
 
 	flush_work(&t->qp->tx_work);
+	kfree_skb(t->qp->rx.stage);
+	xa_erase(&t->sdev->qp_xa, t->qp->id);
 	xa_erase(&t->sdev->mr_xa, RXT_STAG >> 8);
 	free_percpu(t->sdev->stats);
 }
@@ -565,17 +567,11 @@ static struct rxt *rxt_new(struct kunit *test, bool crc)
 	KUNIT_ASSERT_NOT_NULL(test, cq->ctrl);
 
 	qp = t->qp;
-	qp->sdev = t->sdev;
+	xa_init_flags(&t->sdev->qp_xa, XA_FLAGS_ALLOC1);
+	KUNIT_ASSERT_EQ(test, siw_qp_init(qp, t->sdev), 0);
 	qp->pd = t->pd;
 	qp->rcq = cq;
 	qp->scq = cq;
-	qp->base.qp_num = 1;
-	kref_init(&qp->ref);
-	init_completion(&qp->freed);
-	spin_lock_init(&qp->state_lock);
-	spin_lock_init(&qp->sq_lock);
-	spin_lock_init(&qp->rq_lock);
-	spin_lock_init(&qp->orq_lock);
 	INIT_WORK(&qp->tx_work, rxt_tx_work);
 	qp->attrs.rq_size = 4;
 	qp->attrs.rq_max_sges = 2;
@@ -597,6 +593,7 @@ static void rxt_reset(struct rxt *t)
 {
 	t->qp->attrs.state = SIW_QP_RTS;
 	t->qp->term_pending = false;
+	kfree_skb(t->qp->rx.stage);
 	memset(&t->qp->rx, 0, sizeof(t->qp->rx));
 	memset(t->qp->recvq, 0, t->qp->attrs.rq_size * sizeof(*t->qp->recvq));
 	t->qp->rq_get = 0;
@@ -673,6 +670,11 @@ static void rxt_feed(struct kunit *test, struct rxt *t, u32 from, u32 to)
 	KUNIT_EXPECT_EQ(test, siw_rx_actor(&desc, skb, 0, to - from),
 			(int)(to - from));
 	kfree_skb(skb);
+}
+
+static bool rxt_untouched(struct rxt *t)
+{
+	return !memchr_inv(t->mem, 0x5a, RXT_BUF + 2 * RXT_GUARD);
 }
 
 static bool rxt_guards_ok(struct rxt *t)
@@ -792,6 +794,45 @@ static void siw_test_rx_bad_crc(struct kunit *test)
 	/* the stream after the error is drained, not parsed */
 	rxt_feed(test, t, 0, t->len);
 	KUNIT_EXPECT_EQ(test, siw_kunit_stat(t->sdev, SIW_STAT_RX_FPDU), 2ULL);
+}
+
+/*
+ * With CRC, an FPDU is checked before a byte of it is placed: one split
+ * over two skbs is staged, and refused with nothing written when its CRC
+ * is wrong; a good one split at every byte lands exactly where it should.
+ */
+static void siw_test_rx_verify_first(struct kunit *test)
+{
+	struct rxt *t = rxt_new(test, true);
+	u8 data[700];
+	u32 cut, end;
+
+	memset(data, 0xc3, sizeof(data));
+	rxt_write(t, data, sizeof(data), (uintptr_t)t->buf + 8, true);
+	t->stream[t->len - 100] ^= 0x10;
+	rxt_feed(test, t, 0, t->len - 50);
+	KUNIT_EXPECT_EQ(test, t->qp->rx.state, SIW_RX_VERIFY);
+	KUNIT_EXPECT_TRUE(test, rxt_untouched(t));
+	rxt_feed(test, t, t->len - 50, t->len);
+	rxt_expect_term(test, t, TERM_LAYER_LLP, 0, TERM_MPA_CRC,
+			SIW_STAT_RX_CRC_ERR);
+	KUNIT_EXPECT_TRUE(test, rxt_untouched(t));
+
+	t->stream[t->len - 100] ^= 0x10;
+	end = t->len;
+	for (cut = 1; cut < end; cut++) {
+		rxt_reset(t);
+		rxt_feed(test, t, 0, cut);
+		rxt_feed(test, t, cut, end);
+		KUNIT_EXPECT_EQ(test, t->qp->rx.state, SIW_RX_HDR);
+		KUNIT_EXPECT_MEMEQ(test, t->buf + 8, data, sizeof(data));
+		KUNIT_EXPECT_EQ(test, t->buf[7], 0x5a);
+		KUNIT_EXPECT_EQ(test, t->buf[8 + sizeof(data)], 0x5a);
+		KUNIT_EXPECT_TRUE(test, rxt_guards_ok(t));
+		KUNIT_EXPECT_FALSE(test, t->qp->term_pending);
+	}
+	KUNIT_EXPECT_EQ(test, siw_kunit_stat(t->sdev, SIW_STAT_RX_CRC_LATE), 0ULL);
+	KUNIT_EXPECT_EQ(test, siw_kunit_stat(t->sdev, SIW_STAT_RX_CRC_ERR), 1ULL);
 }
 
 static void siw_test_rx_bad_headers(struct kunit *test)
@@ -921,6 +962,7 @@ static struct kunit_case siw_rx_cases[] = {
 	KUNIT_CASE(siw_test_rx_split),
 	KUNIT_CASE(siw_test_rx_write),
 	KUNIT_CASE(siw_test_rx_bad_crc),
+	KUNIT_CASE(siw_test_rx_verify_first),
 	KUNIT_CASE(siw_test_rx_bad_headers),
 	{}
 };

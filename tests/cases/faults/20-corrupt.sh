@@ -6,7 +6,8 @@
 # checksumming. With MPA CRC negotiated every such FPDU must be caught
 # (rx_crc_err; or rx_proto_err when the flip hit a header the receiver
 # checks first), answered with a Terminate, and end the connection on
-# both ends with no corrupted byte reaching a completion. Without CRC
+# both ends with no corrupted byte reaching a completion; FPDUs of MSS
+# size are checked before any byte is placed (rx_crc_late stays). Without CRC
 # iWARP has nothing left to catch it: the same run shows what then
 # reaches the application (reported; the README says so).
 # timeout: 600
@@ -31,6 +32,7 @@ errs() { echo $(($(rdma_stat "$RDEV2" rx_crc_err) + $(rdma_stat "$RDEV2" rx_prot
 crc_param Y
 port=18910
 crc0=$(rdma_stat "$RDEV2" rx_crc_err) err0=$(errs) term0=$(rdma_stat "$RDEV2" term_tx)
+late0=$(rdma_stat "$RDEV2" rx_crc_late)
 corrupt_run "$port" 300000
 xfer_wait 120
 xfer_failed
@@ -41,6 +43,9 @@ term=$(($(rdma_stat "$RDEV2" term_tx) - term0))
 info "with CRC: caught +$caught (rx_crc_err +$crc), term_tx +$term on $RDEV2"
 ((caught >= 1)) || fail "a flipped byte reached $RDEV2 but neither rx_crc_err nor rx_proto_err moved"
 ((term >= 1)) || fail "$RDEV2 caught a corrupted FPDU but sent no Terminate"
+# MSS-sized FPDUs: each was CRC-checked whole before any of it was placed
+(($(rdma_stat "$RDEV2" rx_crc_late) == late0)) ||
+	fail "$RDEV2 placed FPDUs before their CRC check (rx_crc_late moved)"
 dmesg_since "$FAULT_MARK" | grep -qE "$RDEV2: QP [0-9]+: received .*terminating" ||
 	fail "no kernel log line names $RDEV2 and the error"
 dmesg_problems_since "$FAULT_MARK"
