@@ -2,14 +2,14 @@
 /*
  * siw: the receive engine. A stream parser fed straight from the TCP
  * receive queue (tcp_read_sock), which collects each FPDU's header
- * across skb boundaries and hands the payload to DDP placement without a
- * staging buffer. It drives the layers up: MPA sizes the FPDU, DDP and
+ * across skb boundaries and hands the payload to DDP placement straight
+ * from the skbs. It drives the layers up: MPA sizes the FPDU, DDP and
  * RDMAP check the header and name the target, MPA checks the CRC, DDP
  * places, then DDP and RDMAP finish the segment. With CRC on, an FPDU is
- * checked before a byte of it is placed: where it lies when one skb holds
- * all of it, else after copying its pieces into a staging skb. A layer that finds the
- * input wrong records why (siw_rx_error()); siw_rx_fail() alone counts,
- * logs and terminates.
+ * checked before a byte of it is placed: where it lies when one skb
+ * holds all of it, else after its pieces were copied into a staging skb.
+ * A layer that finds the input wrong records why (siw_rx_error());
+ * siw_rx_fail() alone counts, logs and terminates.
  *
  * It runs in the socket's data_ready (softirq, socket bh-locked) or in
  * process context under lock_sock(): never twice at once for a QP.
