@@ -54,6 +54,15 @@ void siw_mpa_rx_crc(struct siw_mpa_rx *m, const void *p, u32 len)
 		m->crc = crc32c(m->crc, p, len);
 }
 
+/* The FPDU's CRC field against what was computed: 0 or -EPROTO. */
+static int siw_mpa_crc_match(struct siw_rx_err *e, u32 crc, __le32 got)
+{
+	if (got != mpa_crc_wire(crc))
+		return siw_rx_error(e, TERM_LAYER_LLP, 0, TERM_MPA_CRC,
+				    "MPA CRC error");
+	return 0;
+}
+
 /* CRC32c over @len bytes at @off of @skb, wherever they lie in it */
 static u32 siw_mpa_crc_skb(struct sk_buff *skb, u32 off, u32 len, u32 crc)
 {
@@ -93,9 +102,8 @@ int siw_mpa_rx_verify(struct siw_mpa_rx *m, struct siw_rx_err *e,
 	if (skb_copy_bits(skb, off + len - MPA_CRC_SIZE, &got, sizeof(got)))
 		return siw_rx_error(e, TERM_LAYER_LLP, 0, TERM_MPA_FRAME,
 				    "unreadable FPDU");
-	if (got != mpa_crc_wire(crc))
-		return siw_rx_error(e, TERM_LAYER_LLP, 0, TERM_MPA_CRC,
-				    "MPA CRC error");
+	if (siw_mpa_crc_match(e, crc, got))
+		return -EPROTO;
 	m->crc_on = false;
 	return 0;
 }
@@ -121,10 +129,7 @@ int siw_mpa_rx_trailer(struct siw_mpa_rx *m, struct siw_rx_err *e,
 	if (pad)
 		m->crc = crc32c(m->crc, trailer, pad);
 	memcpy(&got, trailer + pad, sizeof(got));
-	if (got != mpa_crc_wire(m->crc))
-		return siw_rx_error(e, TERM_LAYER_LLP, 0, TERM_MPA_CRC,
-				    "MPA CRC error");
-	return 0;
+	return siw_mpa_crc_match(e, m->crc, got);
 }
 
 /* --------------------------------------------------------- transmit */

@@ -133,8 +133,9 @@ static int siw_rx_fpdu_done(struct siw_qp *qp)
 }
 
 /*
- * The staged FPDU is whole: check its CRC, place its payload, take its
- * trailer, finish it. Return: 0 or the error of the step that failed.
+ * The staged FPDU is whole: check its CRC, place its payload, finish it
+ * (its trailer is checked with the CRC; nothing else reads it).
+ * Return: 0 or the error of the step that failed.
  */
 static int siw_rx_staged(struct siw_qp *qp)
 {
@@ -146,10 +147,6 @@ static int siw_rx_staged(struct siw_qp *qp)
 	if (!rv)
 		rv = siw_ddp_rx_place(&rx->ddp, &rx->err, &rx->mpa, st, 0,
 				      rx->fpdu_payload);
-	if (!rv && skb_copy_bits(st, rx->fpdu_payload, rx->trailer,
-				 rx->trailer_need))
-		rv = -EFAULT;
-	rx->trailer_have = rx->trailer_need;
 	if (!rv)
 		rv = siw_rx_fpdu_done(qp);
 	skb_trim(st, 0);
