@@ -100,7 +100,7 @@ static void siw_limits_init(struct siw_limits *m)
 
 static int siw_newlink(const char *name, struct net_device *nd)
 {
-	struct siw_device *sdev;
+	struct siw_device *sdev, *other;
 	struct ib_device *ibdev;
 	int rv;
 
@@ -110,20 +110,9 @@ static int siw_newlink(const char *name, struct net_device *nd)
 		return -EINVAL;
 	}
 
-	mutex_lock(&siw_dev_lock);
-	sdev = siw_find_by_netdev(nd);
-	if (sdev) {
-		pr_err("siw: %s: netdev %s already has siw device %s\n",
-		       name, netdev_name(nd), dev_name(&sdev->base.dev));
-		rv = -EEXIST;
-		goto out_unlock;
-	}
-
 	sdev = ib_alloc_device(siw_device, base);
-	if (!sdev) {
-		rv = -ENOMEM;
-		goto out_unlock;
-	}
+	if (!sdev)
+		return -ENOMEM;
 	ibdev = &sdev->base;
 
 	rv = ida_alloc(&siw_dev_ida, GFP_KERNEL);
@@ -162,8 +151,25 @@ static int siw_newlink(const char *name, struct net_device *nd)
 	if (rv)
 		goto err_netdev;
 
+	/*
+	 * One device per netdev: check and claim it in one step, but do not
+	 * hold siw_dev_lock across registration. A failed registration
+	 * unregisters under the device's unregistration lock, which
+	 * rdma link delete holds when dealloc_driver takes siw_dev_lock.
+	 */
+	mutex_lock(&siw_dev_lock);
+	other = siw_find_by_netdev(nd);
+	if (other) {
+		pr_err("siw: %s: netdev %s already has siw device %s\n",
+		       name, netdev_name(nd),
+		       dev_name(&other->base.dev) ?: "(being created)");
+		mutex_unlock(&siw_dev_lock);
+		rv = -EEXIST;
+		goto err_netdev;
+	}
 	/* From here on dealloc_driver undoes the setup above. */
 	list_add_tail(&sdev->list, &siw_devices);
+	mutex_unlock(&siw_dev_lock);
 	siw_verbs_set_ops(ibdev);
 	ib_set_device_ops(ibdev, &siw_main_ops);
 
@@ -173,11 +179,9 @@ static int siw_newlink(const char *name, struct net_device *nd)
 		       netdev_name(nd), rv,
 		       rv == -EEXIST || rv == -ENFILE ?
 		       " (device name in use)" : "");
-		mutex_unlock(&siw_dev_lock);
 		ib_dealloc_device(ibdev);
 		return rv;
 	}
-	mutex_unlock(&siw_dev_lock);
 
 	siw_info(sdev, "created on %s (%s), port %s\n", netdev_name(nd),
 		 nd->type == ARPHRD_LOOPBACK ? "loopback" : "ethernet",
@@ -191,8 +195,6 @@ err_ida:
 	ida_free(&siw_dev_ida, sdev->id);
 err_dealloc:
 	ib_dealloc_device(ibdev);
-out_unlock:
-	mutex_unlock(&siw_dev_lock);
 	return rv;
 }
 
