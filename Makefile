@@ -74,7 +74,7 @@ all modules:
 CLEAN_DIRS := . tests/kunit
 clean:
 	rm -f $(foreach d,$(CLEAN_DIRS),$(addprefix $(SRC)/$(d)/,*.o *.ko *.mod *.mod.c \
-		.*.cmd *.o.d *.symvers *.order .*.o.d)) $(SRC)/Module.symvers $(SRC)/modules.order
+		.*.cmd *.o.d *.symvers *.order .*.o.d *.gcno *.gcda)) $(SRC)/Module.symvers $(SRC)/modules.order
 	rm -rf $(SRC)/.tmp_versions
 
 install: modules install-man

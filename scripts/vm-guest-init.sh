@@ -82,6 +82,20 @@ if [[ -w $kmemleak ]]; then
 	# Prefixed so the host's log scanner sees the report lines.
 	sed 's/^/kmemleak-report: /' "$kmemleak"
 fi
+# scripts/coverage.sh: keep this boot's gcov counters of the modules built
+# in this tree (a module's counters outlive its unload), one directory per
+# boot (and role)
+if [[ ${SIW_GCOV:-} == 1 && -d /sys/kernel/debug/gcov$SIW_TOP ]]; then
+	gdir=$SIW_TOP/build/gcov/$(uname -r)/$(basename "${SIW_RESULTS:-run}" .results)${SIW_ROLE:+.$SIW_ROLE}
+	rm -rf "$gdir"
+	mkdir -p "$gdir"
+	while IFS= read -r f; do
+		rel=${f#/sys/kernel/debug/gcov"$SIW_TOP"/build/*/}
+		mkdir -p "$gdir/$(dirname "$rel")"
+		cat "$f" >"$gdir/$rel"
+	done < <(find "/sys/kernel/debug/gcov$SIW_TOP/build" -name '*.gcda')
+	echo "vm-guest-init: gcov data of $(find "$gdir" -name '*.gcda' | wc -l) object(s) in $gdir"
+fi
 dmesg >"$rundir/dmesg.txt" 2>/dev/null
 echo "$rc" >"$rundir/rc"
 sync
