@@ -10,8 +10,8 @@
 # usage: scripts/coverage.sh [--docs] [--report-only] [tests/run args...]
 #   --docs         also write the table to docs/coverage.md
 #   --report-only  no test run: report from the counters already saved
-# Output: build/gcov/report.md (per file: lines and functions, and the
-# functions never entered; also printed), build/gcov/*.gcov (annotated
+# Output: build/gcov/report.md (per file: lines and functions; the
+# receive path's lines never run; the functions never entered; also printed), build/gcov/*.gcov (annotated
 # sources: "#####" marks a line never run). The test run's own
 # verdict is printed but does not decide this command's status: coverage
 # is measured from what ran.
@@ -76,7 +76,7 @@ python3 - "$gdir" "$obj" "$kver" "$names" "${args[*]}" >"$rep" <<'PY'
 # and how many were entered; a header line counts as run when any
 # compilation unit ran it. Then the functions never entered.
 import glob, gzip, json, os, sys
-gdir, obj, kver, boots, args = sys.argv[1:6]
+gdir, obj, kver, names, args = sys.argv[1:6]
 lines, funcs = {}, {}
 for j in sorted(glob.glob(os.path.join(gdir, '*.gcov.json.gz'))):
     d = json.load(gzip.open(j))
@@ -92,7 +92,7 @@ for j in sorted(glob.glob(os.path.join(gdir, '*.gcov.json.gz'))):
         for x in f['functions']:
             fn[x['name']] = fn.get(x['name'], (x['start_line'], 0))
             fn[x['name']] = (x['start_line'], fn[x['name']][1] + x['execution_count'])
-print(f'Line and function coverage of siw.ko on {kver}, from `tests/run {args}`, summed over the boots of: {boots}.\n')
+print(f'Line and function coverage of siw.ko on {kver}, from `tests/run {args}`, summed over the boots of: {names}.\n')
 print('| file | lines | run | lines % | functions | entered | functions % |')
 print('| --- | ---: | ---: | ---: | ---: | ---: | ---: |')
 tl = tr = tf = te = 0
