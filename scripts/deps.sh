@@ -14,6 +14,7 @@ pkgs=(
 	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest
 	libibverbs-dev librdmacm-dev iperf3 nvme-cli tshark tcpdump fio sparse nfs-kernel-server
 	gnuplot-nox linux-perf
+	mandoc groff man-db systemd
 )
 
 installed() { # pkg -> 0 if installed

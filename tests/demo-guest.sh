@@ -30,10 +30,17 @@ demo_traffic() {
 	cut -c1-100 /tmp/rping-client.out | tail -n 3
 	((rc == 0)) || { echo "demo: rping failed (rc=$rc)"; return 1; }
 	echo "== ib_write_bw h1 -> h2 (64 KiB x 200, rdma_cm)"
-	ip netns exec h2 timeout 120 ib_write_bw -d siw1 -R -s 65536 -n 200 >/tmp/bw-server.out 2>&1 &
-	sleep 4
-	ip netns exec h1 timeout 120 ib_write_bw -d siw0 -R -s 65536 -n 200 10.88.0.2 || rc=$?
-	wait || true
+	local run
+	for run in 1 2 3; do
+		rc=0
+		ip netns exec h2 timeout 120 ib_write_bw -d siw1 -R -s 65536 -n 200 >/tmp/bw-server.out 2>&1 &
+		sleep 4
+		ip netns exec h1 timeout 120 ib_write_bw -d siw0 -R -s 65536 -n 200 10.88.0.2 2>&1 |
+			tee /tmp/bw-client.out || rc=$?
+		wait || true
+		if ((rc == 0)) || ! pt_calib_missed /tmp/bw-client.out; then break; fi
+		echo "(run $run: perftest's TSC calibration missed, so it printed no figures; once more)"
+	done
 	((rc == 0)) || { echo "demo: ib_write_bw failed (rc=$rc)"; return 1; }
 	echo "== counters of siw0"
 	rdma stat show link siw0/1

@@ -55,6 +55,14 @@ optional_tools() {
 }
 is_debug_kernel() { [[ $(uname -r) == *siwdebug* ]]; }
 
+# pt_calib_missed FILE...: perftest printed that its TSC calibration missed.
+# perftest fits the TSC against gettimeofday before it reports; on a busy
+# TCG host the fit can fall below r^2 0.9 ("Correlation coefficient r^2:
+# ... < 0.9"). The transfer itself ran, but the tool then reports nothing
+# usable: without -F it exits 1 ("Can't produce a report"), with -F a
+# bandwidth tool prints 0.00 and a latency tool inf. Such a run is repeated.
+pt_calib_missed() { grep -qs 'Correlation coefficient r^2' "$@"; }
+
 # expect_fail CMD...: CMD must exit non-zero; its output in $EXPECT_OUT
 expect_fail() {
 	local rc=0
@@ -223,22 +231,45 @@ netns_cleanup() {
 }
 
 # ---- pair groups -----------------------------------------------------------
+# One line from role a to role b: b listens on PORT, a connects and writes.
+_pair_hear() { # NAME TIMEOUT PORT -> the line on stdout
+	timeout "$2" busybox nc -l -p "$3" </dev/null || fail "barrier '$1': peer did not arrive in ${2}s"
+}
+_pair_say() { # NAME TIMEOUT PORT LINE
+	local end=$((SECONDS + $2))
+	until (exec 3<>"/dev/tcp/$SIW_PEER_IP/$3" && echo "$4" >&3) 2>/dev/null; do
+		((SECONDS < end)) || fail "barrier '$1': peer did not arrive in ${2}s"
+		sleep 0.2
+	done
+}
 # pair_barrier NAME [TIMEOUT [PORT]]: both guests wait here until the other
 # arrives (role b listens, role a connects); fails if the names differ.
 pair_barrier() {
-	local name=$1 t=${2:-120} port=${3:-45999}
+	local name=$1 t=${2:-120} port=${3:-45999} got
 	[[ -n ${SIW_ROLE:-} && -n ${SIW_PEER_IP:-} ]] || fail "pair_barrier outside a pair group"
 	if [[ $SIW_ROLE == b ]]; then
-		local got
-		got=$(timeout "$t" busybox nc -l -p "$port" </dev/null) || fail "barrier '$name': peer did not arrive in ${t}s"
+		got=$(_pair_hear "$name" "$t" "$port")
 		[[ $got == "$name" ]] || fail "barrier '$name': peer is at '$got'"
 	else
-		local end=$((SECONDS + t))
-		until (exec 3<>"/dev/tcp/$SIW_PEER_IP/$port" && echo "$name" >&3) 2>/dev/null; do
-			((SECONDS < end)) || fail "barrier '$name': peer did not arrive in ${t}s"
-			sleep 0.2
-		done
+		_pair_say "$name" "$t" "$port" "$name"
 	fi
+}
+# pair_or NAME FLAG [TIMEOUT]: a barrier at which both guests learn whether
+# either passed FLAG 1: PAIR_OR is 1 or 0 on both (b tells a, a tells b).
+pair_or() {
+	local name=$1 mine=$2 t=${3:-120} port=45997 got
+	[[ -n ${SIW_ROLE:-} && -n ${SIW_PEER_IP:-} ]] || fail "pair_or outside a pair group"
+	if [[ $SIW_ROLE == b ]]; then
+		_pair_say "$name" "$t" "$port" "$name $mine"
+		got=$(_pair_hear "$name" "$t" "$port")
+	else
+		got=$(_pair_hear "$name" "$t" "$port")
+		[[ $got == "$name "[01] ]] || fail "barrier '$name': peer is at '$got'"
+		_pair_say "$name" "$t" "$port" "$name $((mine || ${got##* }))"
+	fi
+	[[ $got == "$name "[01] ]] || fail "barrier '$name': peer is at '$got'"
+	# shellcheck disable=SC2034 # for the caller
+	PAIR_OR=$((mine || ${got##* }))
 }
 
 # ---- kmemleak ----------------------------------------------------------------

@@ -95,7 +95,7 @@ srv_cli 200 rping 7174 "rping -s -a $H2_IP -p 7174 -v -V -C $c -S 4000" \
 	"rping -c -a $H2_IP -p 7174 -v -V -C $c -S 4000"
 ((CLI_RC == 0 && SRV_RC == 0)) || fail "rping: client rc $CLI_RC, server rc $SRV_RC"
 n=$(scale 500 20)
-srv_cli 300 write_bw 18515 "ib_write_bw -d siw_veth2 -R -s 65536 -n $n" \
+srv_cli_pt 300 write_bw 18515 "ib_write_bw -d siw_veth2 -R -s 65536 -n $n" \
 	"ib_write_bw -d siw_veth1 -R -s 65536 -n $n $H2_IP"
 ((CLI_RC == 0 && SRV_RC == 0)) || fail "ib_write_bw: client rc $CLI_RC, server rc $SRV_RC"
 grep -qE '^ *65536 +[0-9]+ ' "$TMPD/write_bw.cli" || fail "ib_write_bw printed no result line"
