@@ -1284,8 +1284,18 @@ static void siw_cep_do_rdma(struct siw_cep *cep, unsigned long ev,
 			    bool expired)
 {
 	struct sock *sk = cep->sock->sk;
+	int err = -READ_ONCE(sk->sk_err);
 
-	if (ev & BIT(SIW_EV_ABORT)) {
+	/* a failed send took sk_err (sock_error()) and put the QP in error */
+	if (!err && cep->qp && cep->attached)
+		err = READ_ONCE(cep->qp->tx_sock_err);
+	if (err) {
+		/* reset, or the peer stopped answering (-ETIMEDOUT) */
+		siw_stat_inc(cep->sdev, SIW_STAT_CONN_LOST);
+		siw_warn(cep->sdev, "connection to %pISpc lost: %d\n",
+			 &cep->raddr, err);
+		siw_cep_close(cep, true, -ECONNRESET);
+	} else if (ev & BIT(SIW_EV_ABORT)) {
 		/*
 		 * The QP is in error (its consumer moved it there or destroys
 		 * it): the connection ends now, but work requests that
@@ -1295,10 +1305,6 @@ static void siw_cep_do_rdma(struct siw_cep *cep, unsigned long ev,
 		siw_dbg(cep->sdev, "abortive close of %pISpc\n", &cep->raddr);
 		cep->keep_sent = true;
 		siw_cep_close(cep, true, 0);
-	} else if (READ_ONCE(sk->sk_err)) {
-		siw_dbg(cep->sdev, "connection to %pISpc reset: %d\n",
-			&cep->raddr, -READ_ONCE(sk->sk_err));
-		siw_cep_close(cep, true, -ECONNRESET);
 	} else if (siw_sk_gone(sk)) {
 		siw_dbg(cep->sdev, "peer %pISpc closed\n", &cep->raddr);
 		siw_cep_close(cep, false, 0);

@@ -211,8 +211,8 @@ static int siw_tx_step(struct siw_qp *qp, enum siw_qp_state state)
 		if (rv == -EAGAIN)
 			return rv;
 		if (rv) {
-			siw_dbg(qp->sdev, "QP %u: send error %d\n", qp_id(qp),
-				rv);
+			/* the connection's end reports it (siw_cep_do_rdma) */
+			WRITE_ONCE(qp->tx_sock_err, rv);
 			siw_qp_to_error(qp);
 			return rv;
 		}

@@ -1315,6 +1315,7 @@ static const struct rdma_stat_desc siw_stat_descs[SIW_NUM_STATS] = {
 	[SIW_STAT_TX_ZCOPY_BYTES].name = "tx_zcopy_bytes",
 	[SIW_STAT_TX_ZCOPY_MSG].name = "tx_zcopy_msg",
 	[SIW_STAT_RX_CRC_LATE].name = "rx_crc_late",
+	[SIW_STAT_CONN_LOST].name = "conn_lost",
 };
 
 static struct rdma_hw_stats *siw_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -75,6 +75,7 @@ enum siw_stat {
 	SIW_STAT_TX_ZCOPY_BYTES,
 	SIW_STAT_TX_ZCOPY_MSG,
 	SIW_STAT_RX_CRC_LATE,
+	SIW_STAT_CONN_LOST,
 	SIW_NUM_STATS
 };
 
@@ -662,6 +663,7 @@ struct siw_qp {
 	struct work_struct tx_work;
 	struct mutex tx_mutex;		/* one transmitter at a time */
 	struct siw_tx tx;
+	int tx_sock_err;		/* a send's error (TCP consumed sk_err) */
 
 	/* receive: runs from the socket's data_ready under its lock */
 	struct siw_rx rx;

@@ -38,6 +38,12 @@ need_tool() {
 	done
 }
 
+# rdma_stat DEV COUNTER: one counter of `rdma stat show link DEV/1`
+rdma_stat() {
+	rdma stat show link "$1/1" 2>/dev/null |
+		grep -oE "(^| )$2 [0-9]+" | awk '{ print $2 }'
+}
+
 # scale N_STOCK N_DEBUG: pick the iteration count for this kernel
 scale() { if is_debug_kernel; then echo "$2"; else echo "$1"; fi; }
 

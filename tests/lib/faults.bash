@@ -17,12 +17,6 @@ faults_begin() {
 	rdev_netns
 }
 
-# rdma_stat DEV COUNTER: one counter of `rdma stat show link DEV/1`
-rdma_stat() {
-	rdma stat show link "$1/1" 2>/dev/null |
-		grep -oE "(^| )$2 [0-9]+" | awk '{ print $2 }'
-}
-
 # xfer_start PORT [CLIENT ARGS...]: a long transfer, random Send/Write/Read
 # up to 256 KiB; waits until data moves. Pids in XFER_SRV XFER_CLI. The
 # client connects to port XFER_TO when set (a relay in front of PORT).

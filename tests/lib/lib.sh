@@ -36,6 +36,15 @@ _siw_run_exit() {
 }
 trap _siw_run_exit EXIT
 
+# power_cut: end the case as passed and have scripts/guest-cases.sh power
+# this guest off at once (exit 78), with no cleanup: processes keep running
+# and connections stay open until the power goes, as in a power failure.
+power_cut() {
+	_siw_exit_cmds=()
+	trap - EXIT ERR
+	exit 78
+}
+
 # ---- misc ------------------------------------------------------------------
 # need_cmd CMD...: a missing command fails the case, unless scripts/README.md
 # lists it as optional (section "Optional tools"): then the case is skipped.

@@ -560,7 +560,7 @@ CASES = []
 CI = set("""
 sane sane-crc mpa-key  mpa-rev255 mpa-rev1 mpa-markers mpa-pdlen-513
 mpa-pd-truncated-fin mpa-hdr-truncated-rst mpa-silence mpa-crc-flag
-mpa-second-request mpa-fpdu-before-reply mpa-p2p-no-rtr 
+mpa-second-request mpa-fpdu-before-reply mpa-p2p-no-rtr mpa-p2p-rtr-send
 fpdu-len0  fpdu-len-ffff-send fpdu-crc-bad fpdu-crc-missing
  fpdu-truncated-rst fpdu-garbage ddp-version-untagged
 rdmap-version rdmap-opcode-8  tagged-bit-write
@@ -859,6 +859,25 @@ def c_p2p_ok(x):
     if not (c.ord or 0) & RTR_WRITE:
         x.err("siw did not pick the Write RTR offered: ord 0x%04x" % (c.ord or 0))
     c.send(c.msg_write(0, 0, b"") + c.msg_send(b"after rtr"))
+    c.close()
+    x.victim(c, error=False, mr="same", recv_ok=1)
+
+
+@case("mpa-p2p-rtr-send")
+def c_p2p_send(x):
+    """only the zero-length Send RTR offered: siw must pick it and hold its
+    transmit until it comes; the RTR consumes no receive"""
+    c = x.p.establish(ird=4 | P2P | RTR_SEND, ord_=4)
+    v = c.vpd
+    if not (c.ird or 0) & RTR_SEND or (c.ord or 0) & (RTR_WRITE | RTR_READ):
+        x.err("siw did not pick the Send RTR offered: ird 0x%04x ord 0x%04x" % (c.ird or 0, c.ord or 0))
+    # the Read Response is the victim's first transmit: it may only leave
+    # after the RTR, and must then
+    c.send(c.msg_send(b"") + c.msg_rreq(0x1234, 0x5000, 64, v["rkey"], v["addr"]))
+    fr = c.collect(4.0, until_close=False)
+    if RRESP not in fr.ops():
+        x.err("no Read Response after the Send RTR: %s" % fr.ops())
+    c.send(c.msg_send(b"after rtr"))
     c.close()
     x.victim(c, error=False, mr="same", recv_ok=1)
 

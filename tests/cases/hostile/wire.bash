@@ -8,7 +8,8 @@
 # Known module bugs: cases named in tests/cases/hostile/expected-fail run
 # and are reported as XFAIL, never hidden; the lead empties the list once
 # fixed (an XPASS fails the case).
-# Env: SIW_TEST_FULL=1 (tests/run --full) runs the whole matrix;
+# Env: SIW_TEST_FULL=1 (tests/run --full) or SIW_GCOV=1 (the coverage
+# build) runs the whole matrix;
 # SIW_WIRE_ONLY=REGEX limits the cases (for bisecting by hand).
 source "$(dirname "$0")/../../lib/lib.sh"
 source "$SIW_TOP/tests/lib/caselib.sh"
@@ -18,7 +19,9 @@ wire_run() {
 	need_cmd rdma python3
 	need_tool siw_victim
 	[[ $RDEV_LTYPE == siw ]] || skip "the hostile peer attacks siw only (SIW_DEV_TYPE=$SIW_DEV_TYPE)"
-	[[ ${SIW_TEST_FULL:-0} == 1 ]] && full=(--full)
+	# the coverage build (scripts/coverage.sh) runs the whole matrix: the
+	# receive path's error branches are what it measures
+	[[ ${SIW_TEST_FULL:-0} == 1 || ${SIW_GCOV:-0} == 1 ]] && full=(--full)
 	[[ -n ${SIW_WIRE_ONLY:-} ]] && only=(--only "$SIW_WIRE_ONLY")
 	m=$(dmesg_mark)
 	rdev_module_load
