@@ -348,7 +348,11 @@ siw_rm() {
 # needs CRC; this guest has no udev, so load it first, as a host would.
 modprobe crc32c_intel 2>/dev/null || modprobe crc32c_generic 2>/dev/null
 modprobe -a ib_core ib_uverbs iw_cm rdma_cm rdma_ucm libcrc32c 2>/dev/null
-log "crc32c driver: $(awk '/^name *: crc32c$/ { n = 1 } n && /^driver/ { print $3; exit }' /proc/crypto)"
+# the crypto API uses the crc32c driver of the highest priority (/proc/crypto
+# lists the newest first, which need not be the one in use)
+log "crc32c driver: $(awk '/^name/ { n = $3 } /^driver/ { d = $3 }
+	/^priority/ && n == "crc32c" && $3 > p { p = $3; best = d }
+	END { print best " (priority " p ")" }' /proc/crypto)"
 
 # bw tests of the table only (zero-copy, CRC variants)
 bw_tests=()
