@@ -173,7 +173,7 @@ srv_cli_pt() {
 	for PT_RUNS in 1 2 3; do
 		srv_cli "$@"
 		((CLI_RC == 0 && SRV_RC == 0)) &&
-			grep -qE '^ *[0-9]+ +[0-9]+ +[0-9.]*[1-9]' "$TMPD/$name.cli" && return 0
+			pt_has_figures "$TMPD/$name.cli" && return 0
 		pt_calib_missed "$TMPD/$name.cli" "$TMPD/$name.srv" || return 0
 		info "$name: perftest's TSC calibration missed (run $PT_RUNS), no figures; repeating"
 		sleep 1

@@ -151,7 +151,7 @@ io_perf() {
 			"$tool -d $IO_DEV -R -p $port -F $* $SIW_PEER_IP"
 		again=0
 		if ((run < 3)) && pt_calib_missed "$IO_OUT" &&
-			! { ((IO_RC == 0)) && { [[ $SIW_ROLE == b ]] || grep -qE '^ *[0-9]+ +[0-9]+ +[0-9.]*[1-9]' "$IO_OUT"; }; }; then
+			! { ((IO_RC == 0)) && { [[ $SIW_ROLE == b ]] || pt_has_figures "$IO_OUT"; }; }; then
 			again=1
 		fi
 		pair_or "$tool-$port-$run" "$again" 300
@@ -162,7 +162,7 @@ io_perf() {
 	((IO_RC == 0)) || return 0
 	if [[ $SIW_ROLE == a ]]; then
 		grep -qE '^ *#bytes' "$IO_OUT" || io_soft "$tool $*: no results table" || return 0
-		grep -qE '^ *[0-9]+ +[0-9]+ +[0-9.]*[1-9]' "$IO_OUT" || io_soft "$tool $*: no result row with figures" || return 0
+		pt_has_figures "$IO_OUT" || io_soft "$tool $*: no result row with figures" || return 0
 	fi
 }
 

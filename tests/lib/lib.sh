@@ -71,6 +71,9 @@ is_debug_kernel() { [[ $(uname -r) == *siwdebug* ]]; }
 # usable: without -F it exits 1 ("Can't produce a report"), with -F a
 # bandwidth tool prints 0.00 and a latency tool inf. Such a run is repeated.
 pt_calib_missed() { grep -qs 'Correlation coefficient r^2' "$@"; }
+# pt_has_figures FILE: a perftest results row with a nonzero figure (not
+# the 0.00 or inf of a missed calibration)
+pt_has_figures() { grep -qE '^ *[0-9]+ +[0-9]+ +[0-9.]*[1-9]' "$1"; }
 
 # expect_fail CMD...: CMD must exit non-zero; its output in $EXPECT_OUT
 expect_fail() {

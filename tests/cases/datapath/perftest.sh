@@ -26,7 +26,7 @@ pt() {
 	((CLI_RC == 0)) || fail "$name $* (client) exited $CLI_RC"
 	((SRV_RC == 0)) || fail "$name $* (server) exited $SRV_RC"
 	grep -qE '^ *#bytes' "$cli" || fail "$name $*: no results table header"
-	grep -qE '^ *[0-9]+ +[0-9]+ +[0-9.]*[1-9]' "$cli" || fail "$name $*: no result row with figures"
+	pt_has_figures "$cli" || fail "$name $*: no result row with figures"
 	port=$((port + 1))
 	sleep 1
 }
