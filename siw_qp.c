@@ -117,19 +117,35 @@ void siw_qp_event(struct siw_qp *qp, enum ib_event_type type)
  * runs on one CPU may run on another, so a Read Response or the next
  * FPDUs go out while this CPU still receives (docs/bench.md). A QP's
  * work never runs twice at once.
+ *
+ * The near queue is per CPU: a work queued there runs on the CPU that
+ * queued it, right after the softirq, without waking another CPU. For
+ * the one Read Request waiting alone that is the shorter way (Read
+ * latency); under load the unbound queue spreads the work.
  */
 static struct workqueue_struct *siw_tx_wq;
+static struct workqueue_struct *siw_tx_near_wq;
 
 int siw_qp_wq_init(void)
 {
 	siw_tx_wq = alloc_workqueue("siw_tx",
 				    WQ_UNBOUND | WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
-	return siw_tx_wq ? 0 : -ENOMEM;
+	siw_tx_near_wq = alloc_workqueue("siw_tx_near", WQ_HIGHPRI |
+					 WQ_MEM_RECLAIM | SIW_WQ_PERCPU, 0);
+	if (siw_tx_wq && siw_tx_near_wq)
+		return 0;
+	siw_qp_wq_exit();
+	return -ENOMEM;
 }
 
 void siw_qp_wq_exit(void)
 {
-	destroy_workqueue(siw_tx_wq);
+	if (siw_tx_near_wq)
+		destroy_workqueue(siw_tx_near_wq);
+	if (siw_tx_wq)
+		destroy_workqueue(siw_tx_wq);
+	siw_tx_near_wq = NULL;
+	siw_tx_wq = NULL;
 }
 
 /* Run the QP's transmitter (siw_tx.c) soon; it holds a QP reference. */
@@ -138,6 +154,46 @@ void siw_qp_schedule_tx(struct siw_qp *qp)
 	siw_qp_get(qp);
 	if (!queue_work(siw_tx_wq, &qp->tx_work))
 		siw_qp_put(qp);
+}
+
+/**
+ * siw_qp_schedule_tx_near - run the transmitter soon, on this CPU
+ * @qp: the QP, with one reply (a Read Response) to send and nothing else
+ *	known to be queued
+ *
+ * When the transmitter is busy or already asked for, the reply goes with
+ * it (the unbound work) instead: two runs would only contend.
+ */
+void siw_qp_schedule_tx_near(struct siw_qp *qp)
+{
+	if (mutex_is_locked(&qp->tx_mutex) || work_pending(&qp->tx_work)) {
+		siw_qp_schedule_tx(qp);
+		return;
+	}
+	siw_qp_get(qp);
+	if (!queue_work(siw_tx_near_wq, &qp->tx_work_near))
+		siw_qp_put(qp);
+}
+
+/**
+ * siw_qp_tx_unblock - one of our Reads ended, or its ORD slot came free
+ * @qp: the QP, the Read's requester
+ *
+ * Wakes the transmitter only if it stopped at a work request that waits
+ * for that (siw_sqe_fetch() returned -EBUSY): a wake-up per Read
+ * Response for nothing costs another CPU's time and the Read's latency.
+ */
+void siw_qp_tx_unblock(struct siw_qp *qp)
+{
+	unsigned long flags;
+	bool wake;
+
+	spin_lock_irqsave(&qp->orq_lock, flags);
+	wake = qp->tx_waits;
+	qp->tx_waits = false;
+	spin_unlock_irqrestore(&qp->orq_lock, flags);
+	if (wake)
+		siw_qp_schedule_tx(qp);
 }
 
 /* The same for callers that may find the QP being destroyed. */
@@ -327,6 +383,7 @@ void siw_qp_destroy(struct siw_qp *qp)
 	siw_qp_put(qp);
 	wait_for_completion(&qp->freed);
 	cancel_work_sync(&qp->tx_work);
+	cancel_work_sync(&qp->tx_work_near);
 }
 
 void siw_qp_free(struct siw_qp *qp)
@@ -755,7 +812,7 @@ int siw_sqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe, bool flush)
 {
 	struct siw_sqe *slot;
 	unsigned long flags;
-	bool orq_busy, orq_full, done_full;
+	bool orq_busy, orq_full, done_full, wait;
 	int rv = 0;
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
@@ -774,15 +831,19 @@ int siw_sqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe, bool flush)
 		   qp->orq_put - qp->orq_get >= qp->attrs.ord;
 	done_full = qp->sq_done &&
 		    qp->sq_done_put - qp->sq_done_get >= qp->sq_done_size;
-	spin_unlock(&qp->orq_lock);
-
 	/*
 	 * A fenced WQE waits for our Reads, a Read for an ORD slot, and
-	 * every WQE for room to queue its completion.
+	 * every WQE for room to queue its completion. Noted under the lock
+	 * the Read's end takes: siw_qp_tx_unblock() wakes us then.
 	 */
-	if (!flush &&
-	    (((wqe->sqe.flags & SIW_WQE_READ_FENCE) && orq_busy) ||
-	     (siw_sqe_is_read(&wqe->sqe) && orq_full) || done_full)) {
+	wait = !flush &&
+	       (((wqe->sqe.flags & SIW_WQE_READ_FENCE) && orq_busy) ||
+		(siw_sqe_is_read(&wqe->sqe) && orq_full) || done_full);
+	if (wait)
+		qp->tx_waits = true;
+	spin_unlock(&qp->orq_lock);
+
+	if (wait) {
 		spin_unlock_irqrestore(&qp->sq_lock, flags);
 		return -EBUSY;
 	}
@@ -1051,7 +1112,8 @@ int siw_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	    rdma_nl_put_driver_u32(msg, "tx_fpdu_busy",
 				   READ_ONCE(qp->tx.busy)) ||
 	    rdma_nl_put_driver_u32(msg, "tx_work_pending",
-				   work_pending(&qp->tx_work)) ||
+				   work_pending(&qp->tx_work) ||
+				   work_pending(&qp->tx_work_near)) ||
 	    rdma_nl_put_driver_u32(msg, "orq_out", READ_ONCE(qp->orq_put) -
 				   READ_ONCE(qp->reads_done)) ||
 	    rdma_nl_put_driver_u32(msg, "irq_out", READ_ONCE(qp->irq_put) -

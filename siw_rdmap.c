@@ -453,7 +453,7 @@ static int siw_rx_rresp(struct siw_qp *qp, struct siw_rx_target *t)
 		w->active = true;
 		w->done = 0;
 		/* ORD slot free: a read waiting for it may go */
-		siw_qp_schedule_tx(qp);
+		siw_qp_tx_unblock(qp);
 	}
 	sink_stag = w->sqe.num_sge ? w->sqe.sge[0].lkey : 0;
 	sink_to = w->sqe.num_sge ? w->sqe.sge[0].laddr : 0;
@@ -491,7 +491,7 @@ static int siw_rx_rresp_done(struct siw_qp *qp)
 		siw_mr_invalidate(qp->sdev, w->sqe.sge[0].lkey, qp->pd, false);
 	siw_sq_read_done(qp, w, IB_WC_SUCCESS, w->done);
 	/* a fenced WQE may wait for this */
-	siw_qp_schedule_tx(qp);
+	siw_qp_tx_unblock(qp);
 	return 0;
 }
 
@@ -633,6 +633,7 @@ static int siw_rx_rreq_done(struct siw_qp *qp)
 {
 	struct iwarp_read_req *r = (void *)qp->rx.hdr;
 	struct siw_irq_entry *e;
+	bool alone;
 
 	siw_stat_inc(qp->sdev, SIW_STAT_READ_REQ_RX);
 	siw_rx_release_hold(qp);
@@ -645,9 +646,14 @@ static int siw_rx_rreq_done(struct siw_qp *qp)
 	e->src_stag = be32_to_cpu(r->body.src_stag);
 	e->src_to = be64_to_cpu(r->body.src_to);
 	qp->irq_put++;
+	alone = qp->irq_put - qp->irq_get == 1;
 	spin_unlock_bh(&qp->orq_lock);
 
-	siw_qp_schedule_tx(qp);
+	/* a lone request waits for its response: send it from this CPU */
+	if (alone)
+		siw_qp_schedule_tx_near(qp);
+	else
+		siw_qp_schedule_tx(qp);
 	return 0;
 }
 

@@ -353,12 +353,8 @@ void siw_qp_llp_closed(struct siw_qp *qp)
 	trace_siw_qp_state(qp, READ_ONCE(qp->attrs.state), SIW_QP_ERROR, _RET_IP_);
 	siw_qp_set_state_error(qp);
 
-	/* the TX work flushes what it owns and keeps off the socket */
-	siw_qp_schedule_tx(qp);
-	flush_work(&qp->tx_work);
-	/* and a doorbell transmitting inline */
-	mutex_lock(&qp->tx_mutex);
-	mutex_unlock(&qp->tx_mutex);
+	/* the transmitter flushes what it owns and keeps off the socket */
+	siw_tx_quiesce(qp);
 
 	spin_lock_bh(&qp->state_lock);
 	sock = qp->sock;

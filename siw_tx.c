@@ -22,6 +22,7 @@
 
 #define SIW_TX_BUDGET		64	/* batches per TX work run */
 #define SIW_TX_INLINE_BUDGET	16	/* ... per doorbell */
+#define SIW_TX_AGAIN		0	/* qp->tx_flags bit, siw_tx_work() */
 
 static void siw_tx_fail(struct siw_qp *qp, struct siw_wqe *wqe,
 			enum ib_wc_status status)
@@ -272,14 +273,44 @@ static void siw_tx_run(struct siw_qp *qp, int budget)
 	siw_qp_schedule_tx(qp);
 }
 
+/*
+ * Unlock the transmitter. A TX work that found it held left a note
+ * instead of waiting (siw_tx_work): run the work again for it.
+ */
+static void siw_tx_unlock(struct siw_qp *qp)
+{
+	mutex_unlock(&qp->tx_mutex);
+	/* a value-returning bit op: fully ordered after the unlock */
+	if (test_and_clear_bit(SIW_TX_AGAIN, &qp->tx_flags))
+		siw_qp_schedule_tx(qp);
+}
+
+static void siw_tx_work_run(struct siw_qp *qp)
+{
+	/*
+	 * While a doorbell transmits inline, waiting for its mutex would
+	 * spin a CPU for nothing: note that the work is wanted; the holder
+	 * reads the note after it unlocks. Set before the try, so that a
+	 * holder unlocking in between is seen by the try itself.
+	 */
+	set_bit(SIW_TX_AGAIN, &qp->tx_flags);
+	smp_mb__after_atomic();	/* the note before the try */
+	if (mutex_trylock(&qp->tx_mutex)) {
+		clear_bit(SIW_TX_AGAIN, &qp->tx_flags);
+		siw_tx_run(qp, SIW_TX_BUDGET);
+		siw_tx_unlock(qp);
+	}
+	siw_qp_put(qp);
+}
+
 static void siw_tx_work(struct work_struct *w)
 {
-	struct siw_qp *qp = container_of(w, struct siw_qp, tx_work);
+	siw_tx_work_run(container_of(w, struct siw_qp, tx_work));
+}
 
-	mutex_lock(&qp->tx_mutex);
-	siw_tx_run(qp, SIW_TX_BUDGET);
-	mutex_unlock(&qp->tx_mutex);
-	siw_qp_put(qp);
+static void siw_tx_work_near(struct work_struct *w)
+{
+	siw_tx_work_run(container_of(w, struct siw_qp, tx_work_near));
 }
 
 /**
@@ -298,13 +329,31 @@ void siw_tx_now(struct siw_qp *qp)
 		return;
 	}
 	siw_tx_run(qp, SIW_TX_INLINE_BUDGET);
-	mutex_unlock(&qp->tx_mutex);
+	siw_tx_unlock(qp);
+}
+
+/**
+ * siw_tx_quiesce - wait until no transmitter runs
+ * @qp: the QP, already in ERROR: whatever transmits after this only
+ *	flushes and keeps off the socket
+ *
+ * Runs the TX work once more to flush what it owns, waits for it, and for
+ * a doorbell transmitting inline (its mutex).
+ */
+void siw_tx_quiesce(struct siw_qp *qp)
+{
+	siw_qp_schedule_tx(qp);
+	flush_work(&qp->tx_work_near);
+	flush_work(&qp->tx_work);
+	mutex_lock(&qp->tx_mutex);
+	siw_tx_unlock(qp);
 }
 
 /* A new QP: its transmitter and zero-copy bookkeeping. */
 int siw_tx_init(struct siw_qp *qp)
 {
 	INIT_WORK(&qp->tx_work, siw_tx_work);
+	INIT_WORK(&qp->tx_work_near, siw_tx_work_near);
 	mutex_init(&qp->tx_mutex);
 	return siw_zc_ctx_create(qp);
 }

@@ -650,6 +650,7 @@ struct siw_qp {
 	u32 orq_put;
 	u32 orq_get;
 	u32 reads_done;			/* Reads completed or flushed */
+	bool tx_waits;			/* orq_lock: SQ stopped, siw_sqe_fetch */
 	struct siw_sq_done *sq_done;	/* deferred SQ completions */
 	u32 sq_done_size;
 	u32 sq_done_put;
@@ -661,7 +662,9 @@ struct siw_qp {
 
 	/* transmit: by tx_work, or inline from the user's doorbell */
 	struct work_struct tx_work;
+	struct work_struct tx_work_near;	/* the same, per-CPU queue */
 	struct mutex tx_mutex;		/* one transmitter at a time */
+	unsigned long tx_flags;		/* SIW_TX_AGAIN: work found it held */
 	struct siw_tx tx;
 	int tx_sock_err;		/* a send's error (TCP consumed sk_err) */
 
@@ -728,6 +731,8 @@ void siw_qp_flush_orq(struct siw_qp *qp);
 void siw_qp_flush_sq(struct siw_qp *qp);
 void siw_qp_flush_rq(struct siw_qp *qp);
 void siw_qp_schedule_tx(struct siw_qp *qp);
+void siw_qp_schedule_tx_near(struct siw_qp *qp);
+void siw_qp_tx_unblock(struct siw_qp *qp);
 void siw_qp_wake_tx(struct siw_qp *qp);
 void siw_qp_event(struct siw_qp *qp, enum ib_event_type type);
 enum ib_qp_state siw_qp_ib_state(const struct siw_qp *qp);
@@ -758,6 +763,7 @@ void siw_qp_wq_exit(void);
 int siw_tx_init(struct siw_qp *qp);
 void siw_tx_fini(struct siw_qp *qp);
 void siw_tx_now(struct siw_qp *qp);
+void siw_tx_quiesce(struct siw_qp *qp);
 
 /*
  * siw_rx.c: the receive engine. siw_qp_rx() is called by the CM's

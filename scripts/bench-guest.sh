@@ -9,7 +9,7 @@
 #   rxe   rdma_rxe
 #   ourscrc ours loaded with mpa_crc_required=1 (CRC on both ends)
 # each perftest with -R in iteration mode (-n). Phases (SIW_BENCH_PHASES,
-# default "table sweep qps cm mem profile"):
+# default "table sweep qps cm mem profile lat"):
 #   table    the main table (SIW_BENCH_REPS repetitions, median)
 #   sweep    write/read/send bandwidth, 64 B .. 4 MiB (ours ref rxe; tcp as
 #            ceiling comes from the table)
@@ -20,6 +20,9 @@
 #            are held (siw_cmrate qps / hold) -> $SIW_BENCH_OUT/mem.tsv
 #   profile  perf record -a -g during ib_write/read/send_bw (ours) and
 #            iperf3 -> $SIW_BENCH_OUT/profile-*.txt
+#   lat      64 B latency of ours, ref and rxe taking turns, round by round
+#            (SIW_BENCH_LAT_ROUNDS, 5): tests/bin/siw_lat (CLOCK_MONOTONIC)
+#            and perftest's ib_*_lat; after the other phases
 # Raw rows are appended to $SIW_BENCH_RAW (TSV, see the header line);
 # scripts/bench.sh makes the tables. Env: SIW_BENCH_REPS (3),
 # SIW_BENCH_SCALE (1; iteration counts are multiplied by it, may be
@@ -32,26 +35,66 @@ raw=${SIW_BENCH_RAW:?}
 reps=${SIW_BENCH_REPS:-3}
 scale=${SIW_BENCH_SCALE:-1}
 impls=${SIW_BENCH_IMPLS:-tcp ours ourszc ourscrc ref rxe}
-phases=" ${SIW_BENCH_PHASES:-table sweep qps cm mem profile} "
+phases=" ${SIW_BENCH_PHASES:-table sweep qps cm mem profile lat} "
 quick=${SIW_BENCH_QUICK:-0}
 out=${SIW_BENCH_OUT:-$(dirname "$raw")}
 has() { [[ $phases == *" $1 "* ]]; }
 H2=10.88.0.2
 log() { echo "bench: $*"; }
 mkdir -p "$(dirname "$raw")"
-printf 'impl\ttest\trep\tstatus\tvalue\tvalue2\tbytes\tcpu_total_s\tcpu_kernel_s\twall_s\n' >"$raw"
+printf 'impl\ttest\trep\tstatus\tvalue\tvalue2\tbytes\tcpu_total_s\tcpu_kernel_s\twall_s\tsteady_kernel_ms\tsteady_total_ms\n' >"$raw"
 printf 'impl\tkind\tn\tslab_kb\tvmalloc_kb\tpagetables_kb\tpercpu_kb\tmemfree_drop_kb\n' >"$out/mem.tsv"
 rm -f "$out"/profile-*.txt
 
 # /proc/stat "cpu" line -> "busy kernel" in jiffies (USER_HZ)
 cpu_now() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9, $4 + $7 + $8; exit }' /proc/stat; }
 hz=$(getconf CLK_TCK 2>/dev/null || echo 100)
-# row IMPL TEST REP STATUS VALUE VALUE2 BYTES CPU0 CPU1 T0 T1
+# row IMPL TEST REP STATUS VALUE VALUE2 BYTES CPU0 CPU1 T0 T1; the steady
+# state's CPU per MiB (samp_stop) goes along when it was measured
+steady=("" "")
 row() {
 	local c0=($8) c1=($9)
 	awk -v OFS='\t' -v i="$1" -v t="$2" -v r="$3" -v s="$4" -v v="$5" -v v2="$6" -v b="$7" \
 		-v ct=$((c1[0] - c0[0])) -v ck=$((c1[1] - c0[1])) -v hz="$hz" -v t0="${10}" -v t1="${11}" \
-		'BEGIN { print i, t, r, s, v, v2, b, ct / hz, ck / hz, t1 - t0 }' >>"$raw"
+		-v sk="${steady[0]}" -v st="${steady[1]}" \
+		'BEGIN { print i, t, r, s, v, v2, b, ct / hz, ck / hz, t1 - t0, sk, st }' >>"$raw"
+	steady=("" "")
+}
+
+# CPU per MiB of the transfer alone. /proc/stat over a whole client run
+# also counts what every run pays once: perftest's TSC calibration (a
+# gettimeofday loop, a system call per read with this guest's HPET
+# clock), buffer allocation and registration, connection setup. So a
+# sampler reads the CPU counters and the bytes crossing the veth link
+# (both directions, headers included: the same basis for TCP and RDMA)
+# every 0.1 s, and samp_stop sums the intervals that moved at least half
+# the busiest interval's bytes: ms of CPU (kernel, total) per MiB on the
+# link, in steady[]. Needs 5 such intervals, else none is given.
+samp_start() {
+	rm -f /tmp/samples /tmp/samp.fifo && mkfifo /tmp/samp.fifo
+	ip netns exec h2 bash -c '
+		exec 3<>/tmp/samp.fifo
+		while :; do
+			read -r _ u n s _ _ irq sirq st _ </proc/stat
+			read -r rx </sys/class/net/veth2/statistics/rx_bytes
+			read -r tx </sys/class/net/veth2/statistics/tx_bytes
+			echo "$EPOCHREALTIME $((u + n + s + irq + sirq + st)) $((s + irq + sirq)) $((rx + tx))"
+			read -r -t 0.1 -u 3 _
+		done' >/tmp/samples 2>/dev/null &
+	samp_pid=$!
+}
+samp_stop() {
+	kill "$samp_pid" 2>/dev/null
+	wait "$samp_pid" 2>/dev/null
+	read -r -a steady < <(awk -v hz="$hz" '
+		NR > 1 { db[NR] = $4 - pb; dk[NR] = $3 - pk; dt[NR] = $2 - pt; if (db[NR] > mx) mx = db[NR] }
+		{ pb = $4; pk = $3; pt = $2 }
+		END {
+			for (i in db) if (mx > 0 && db[i] >= mx / 2) { n++; B += db[i]; K += dk[i]; T += dt[i] }
+			if (n >= 5) printf "%.2f %.2f\n", K * 1000 / hz / (B / 1048576), T * 1000 / hz / (B / 1048576)
+			else print "" }' /tmp/samples)
+	((${#steady[@]} == 2)) || steady=("" "")
+	rm -f /tmp/samp.fifo
 }
 now() { date +%s.%N; }
 
@@ -83,9 +126,11 @@ bench_tcp() {
 		ip netns exec h2 iperf3 -s -1 -B $H2 -p 5201 >/tmp/iperf-s.log 2>&1 &
 		local spid=$!
 		wait_for 10 sh -c "ip netns exec h2 ss -Hltn 'sport = :5201' | grep -q ."
+		samp_start
 		c0=$(cpu_now) t0=$(now)
 		out=$(ip netns exec h1 timeout 60 iperf3 -c $H2 -p 5201 -t 5 -J 2>&1)
 		t1=$(now) c1=$(cpu_now)
+		samp_stop
 		wait "$spid" 2>/dev/null
 		bps=$(jq -r '.end.sum_received.bits_per_second // empty' <<<"$out" 2>/dev/null)
 		bytes=$(jq -r '.end.sum_received.bytes // empty' <<<"$out" 2>/dev/null)
@@ -103,9 +148,9 @@ bench_tcp() {
 # A spec is "NAME TOOL SIZE ITERS KIND [QPS]"; bytes moved = SIZE*ITERS*QPS.
 sc() { awk -v n="$1" -v s="$scale" 'BEGIN { v = int(n * s); if (v < 5) v = 5; print v }'; }
 table_tests=(
-	"write_bw_64k ib_write_bw 65536 $(sc 800) bw"
-	"read_bw_64k ib_read_bw 65536 $(sc 400) bw"
-	"send_bw_1m ib_send_bw 1048576 $(sc 40) bw"
+	"write_bw_64k ib_write_bw 65536 $(sc 3200) bw"
+	"read_bw_64k ib_read_bw 65536 $(sc 1600) bw"
+	"send_bw_1m ib_send_bw 1048576 $(sc 160) bw"
 	"write_lat_64 ib_write_lat 64 $(sc 1000) lat"
 	"send_lat_64 ib_send_lat 64 $(sc 1000) lat"
 	"read_lat_64 ib_read_lat 64 $(sc 1000) lat"
@@ -164,10 +209,12 @@ bench_perf() {
 					wait_for 60 sh -c "${x2[*]} ss -Hltn 'sport = :$port' | grep -q ." ||
 						log "$impl $name rep $r: server not listening after 60 s"
 				fi
+				[[ $kind == bw && $ns2 == h2 ]] && samp_start
 				c0=$(cpu_now) t0=$(now)
 				${PERF_WRAP:-} "${x1[@]}" timeout 240 "$tool" -d "$d1" -R -p $port -F -s "$size" -n "$n" "${qa[@]}" "$sip" >/tmp/pt-c.log 2>&1
 				rc=$?
 				t1=$(now) c1=$(cpu_now)
+				[[ $kind == bw && $ns2 == h2 ]] && samp_stop
 				local src=0 v='' v2='' st=ok
 				# a failed client leaves the server waiting: give it 5 s
 				((rc == 0)) || { sleep 5; kill "$spid" 2>/dev/null; }
@@ -295,6 +342,16 @@ perf_top() {
 		head -n 15 $rep
 		echo "## kernel, idle excluded (percent of all samples)"
 		grep -F '[k]' $rep | grep -vE 'native_safe_halt|default_idle|cpuidle|acpi_idle' | head -n 15
+		# who calls the kernel entries that are not the transport's own
+		# work: page zeroing, the clock, lock waits
+		local sym
+		for sym in clear_page_erms read_hpet mutex_spin_on_owner native_queued_spin_lock_slowpath; do
+			grep -qF "] $sym" $rep || continue
+			echo "## callers of $sym"
+			perf report -i /tmp/perf.data --no-children --symbols "$sym" --stdio \
+				-g graph,2,callee,function,percent --percent-limit 0.1 2>/dev/null |
+				grep -vE '^#|^[[:space:]|]*$' | head -n 30
+		done
 	} >"$out/profile-$1.txt"
 	log "profile $1: $(sed -n 3p "$out/profile-$1.txt")"
 	rm -f /tmp/perf.data $rep
@@ -353,6 +410,19 @@ modprobe -a ib_core ib_uverbs iw_cm rdma_cm rdma_ucm libcrc32c 2>/dev/null
 log "crc32c driver: $(awk '/^name/ { n = $3 } /^driver/ { d = $3 }
 	/^priority/ && n == "crc32c" && $3 > p { p = $3; best = d }
 	END { print best " (priority " p ")" }' /proc/crypto)"
+# How fast this guest computes CRC32c at all, with that driver: tcrypt's
+# speed test (mode 319; the module prints, then refuses to stay loaded).
+# Against it the CRC column's cost per byte can be read (docs/bench.md).
+if has table && [[ " $impls " == *" ourscrc "* ]]; then
+	mark=$(dmesg | wc -l)
+	modprobe tcrypt mode=319 sec=1 2>/dev/null
+	# "( 4096 byte blocks, 4096 bytes per update, ...): N opers/sec, M bytes/sec"
+	dmesg | tail -n +$((mark + 1)) |
+		sed -n 's/.*( *\(1024\|4096\|8192\) byte blocks, *\1 bytes per update.*[ ,]\([0-9][0-9]*\) bytes\/sec.*/\1 \2/p' |
+		while read -r b bps; do
+			log "crc32c speed: $b-byte updates $(awk -v v="$bps" 'BEGIN { printf "%.0f MiB/s", v / 1048576 }') on one vCPU"
+		done
+fi
 
 # bw tests of the table only (zero-copy, CRC variants)
 bw_tests=()
@@ -367,45 +437,28 @@ siw_phases() {
 	has mem && bench_mem "$impl" siw1 h1 h2 $H2
 }
 
-tb=$SECONDS
-for impl in $impls; do
-	ts=$SECONDS
-	case $impl in
-	tcp)
-		has table && bench_tcp
-		has profile && bench_profile_tcp
-		;;
+# impl_up IMPL: load IMPL and create its two devices; sets D1 D2 (client and
+# server device), N1 N2 (their netns, "-": init netns) and SIP (server
+# address) for bench_perf. ours/ourszc/ourscrc: this module with zero-copy
+# transmit off / from 16 KiB, or MPA CRC required on both ends (both devices
+# are in this one module); ref: the kernel's siw, in the same boot.
+impl_up() {
+	local args=(zcopy_min=0) ko
+	case $1 in
 	ours | ourszc | ourscrc)
-		# ourszc: zero-copy transmit (zcopy_min=16384); ourscrc: MPA CRC
-		# required on both ends (both devices are in this one module)
-		args=(zcopy_min=0)
-		[[ $impl == ourszc ]] && args=(zcopy_min=16384)
-		[[ $impl == ourscrc ]] && args=(zcopy_min=0 mpa_crc_required=1)
-		if [[ $impl != ours ]] && ! has table; then continue; fi
-		(siw_install) >/dev/null 2>&1 || { log "$impl: install failed"; continue; }
-		modprobe siw "${args[@]}" || { log "$impl: modprobe failed"; continue; }
-		grep -q O /sys/module/siw/taint || { log "$impl: the loaded siw is not ours"; continue; }
-		log "$impl: srcversion $(cat /sys/module/siw/srcversion 2>/dev/null) zcopy_min $(cat /sys/module/siw/parameters/zcopy_min) mpa_crc_required $(cat /sys/module/siw/parameters/mpa_crc_required)"
-		devs_add siw siw || { log "$impl: device setup failed"; devs_del siw; siw_rm; continue; }
-		if [[ $impl == ours ]]; then
-			has profile && bench_profile
-			siw_phases ours
-		else
-			bench_perf "$impl" siw1 siw2 h1 h2 $H2 "$reps" "${bw_tests[@]}"
-		fi
-		devs_del siw
-		siw_rm || log "$impl: rmmod failed"
+		[[ $1 == ourszc ]] && args=(zcopy_min=16384)
+		[[ $1 == ourscrc ]] && args=(zcopy_min=0 mpa_crc_required=1)
+		(siw_install) >/dev/null 2>&1 || { log "$1: install failed"; return 1; }
+		modprobe siw "${args[@]}" || { log "$1: modprobe failed"; return 1; }
+		grep -q O /sys/module/siw/taint || { log "$1: the loaded siw is not ours"; siw_rm; return 1; }
+		[[ -n ${2:-} ]] || log "$1: srcversion $(cat /sys/module/siw/srcversion 2>/dev/null) zcopy_min $(cat /sys/module/siw/parameters/zcopy_min) mpa_crc_required $(cat /sys/module/siw/parameters/mpa_crc_required)"
 		;;
 	ref)
 		ko=$SIW_TOP/build/ref/$(uname -r)/siw.ko
-		[[ -e $ko ]] || { log "ref: $ko missing (scripts/build-ref.sh)"; continue; }
+		[[ -e $ko ]] || { log "ref: $ko missing (scripts/build-ref.sh)"; return 1; }
 		siw_rm
-		insmod "$ko" || { log "ref: insmod failed"; continue; }
-		log "ref: $ko srcversion $(cat /sys/module/siw/srcversion 2>/dev/null)"
-		devs_add siw siw || { log "ref: device setup failed"; devs_del siw; siw_rm; continue; }
-		siw_phases ref
-		devs_del siw
-		siw_rm || log "ref: rmmod failed"
+		insmod "$ko" || { log "ref: insmod failed"; return 1; }
+		[[ -n ${2:-} ]] || log "ref: $ko srcversion $(cat /sys/module/siw/srcversion 2>/dev/null)"
 		;;
 	rxe)
 		# rxe on 6.1 has its UDP socket (4791) in init_net only: packets
@@ -414,22 +467,127 @@ for impl in $impls; do
 		# end (vr1 10.89.0.1, peer vr2 up), client and server both using
 		# 10.89.0.1: rxe's own loopback path (no veth/IP/UDP), which
 		# favours rxe.
-		modprobe rdma_rxe || { log "rxe: modprobe failed"; continue; }
+		modprobe rdma_rxe || { log "rxe: modprobe failed"; return 1; }
 		ip link add vr1 type veth peer name vr2 && ip link set vr1 up && ip link set vr2 up &&
-			ip addr add 10.89.0.1/24 dev vr1 || { log "rxe: veth setup failed"; continue; }
+			ip addr add 10.89.0.1/24 dev vr1 || { log "rxe: veth setup failed"; return 1; }
 		rdma link add rxe0 type rxe netdev vr1 &&
-			wait_for 15 test "$(ibdev_port_state rxe0)" = PORT_ACTIVE || { log "rxe: device setup failed"; continue; }
-		log "rxe: rxe0 on vr1 (init netns, loopback 10.89.0.1 -> 10.89.0.1)"
+			wait_for 15 test "$(ibdev_port_state rxe0)" = PORT_ACTIVE || { log "rxe: device setup failed"; impl_down rxe; return 1; }
+		[[ -n ${2:-} ]] || log "rxe: rxe0 on vr1 (init netns, loopback 10.89.0.1 -> 10.89.0.1)"
+		D1=rxe0 D2=rxe0 N1=- N2=- SIP=10.89.0.1
+		return 0
+		;;
+	*) log "unknown implementation $1"; return 1 ;;
+	esac
+	devs_add siw siw || { log "$1: device setup failed"; impl_down "$1"; return 1; }
+	D1=siw1 D2=siw2 N1=h1 N2=h2 SIP=$H2
+}
+impl_down() {
+	if [[ $1 == rxe ]]; then
+		rdma link delete rxe0 2>/dev/null
+		ip link del vr1 2>/dev/null
+		return 0
+	fi
+	devs_del siw
+	siw_rm || log "$1: rmmod failed"
+}
+
+# ---- latency, interleaved ---------------------------------------------------
+# Latency drifts within one boot by more than the ratios compared (see
+# docs/bench.md), so the lat phase takes turns: each round loads every
+# implementation once and measures 64 B write/send/read with tests/bin/siw_lat
+# (CLOCK_MONOTONIC per iteration; row value p50, value2 average) and with
+# perftest's ib_*_lat (t_typical). Ratios are taken round by round.
+lat_rounds=${SIW_BENCH_LAT_ROUNDS:-5}
+mix_tests=(
+	"mix_write_lat_64 ib_write_lat 64 $(sc 1000) lat"
+	"mix_send_lat_64 ib_send_lat 64 $(sc 1000) lat"
+	"mix_read_lat_64 ib_read_lat 64 $(sc 1000) lat"
+)
+# mono_lat IMPL ROUND OP: one siw_lat run on the devices impl_up set
+mono_lat() {
+	local x1=(ip netns exec "$N1") x2=(ip netns exec "$N2") c0 c1 t0 t1 rc l
+	local n bin=$SIW_TOP/tests/bin/siw_lat
+	[[ $N1 == - ]] && x1=()
+	[[ $N2 == - ]] && x2=()
+	n=$(sc 2000)
+	port=$((port + 1))
+	"${x2[@]}" timeout 120 "$bin" server -o "$3" -n "$n" "$SIP:$port" >/tmp/lat-s.log 2>&1 &
+	local spid=$!
+	wait_for 30 grep -q '^# listening' /tmp/lat-s.log
+	c0=$(cpu_now) t0=$(now)
+	"${x1[@]}" timeout 120 "$bin" client -o "$3" -n "$n" "$SIP:$port" >/tmp/lat-c.log 2>&1
+	rc=$?
+	t1=$(now) c1=$(cpu_now)
+	((rc == 0)) || kill "$spid" 2>/dev/null
+	wait "$spid" 2>/dev/null
+	# "# lat OP SIZE N MIN P50 P90 P99 AVG CLK"
+	l=$(grep '^# lat ' /tmp/lat-c.log)
+	if ((rc != 0)) || [[ -z $l ]]; then
+		row "$1" "mono_$3_lat_64" "$2" fail "" "" "" "$c0" "$c1" "$t0" "$t1"
+		log "$1 siw_lat $3 round $2 FAILED (rc $rc): $(tail -n 2 /tmp/lat-c.log | tr '\n' '|') server: $(tail -n 2 /tmp/lat-s.log | tr '\n' '|')"
+		return
+	fi
+	local p50 avg clk
+	read -r _ _ _ _ _ _ p50 _ _ avg clk _ <<<"$l"
+	row "$1" "mono_$3_lat_64" "$2" ok "$p50" "$avg" $((64 * n)) "$c0" "$c1" "$t0" "$t1"
+	log "$1 siw_lat $3 round $2: p50 $p50 us, avg $avg us (a clock read, $clk us, taken off each)"
+}
+bench_lat() {
+	local r impl op
+	for r in $(seq "$lat_rounds"); do
+		for impl in $impls; do
+			[[ $impl == ours || $impl == ref || $impl == rxe ]] || continue
+			impl_up "$impl" quiet || continue
+			for op in write send read; do
+				mono_lat "$impl" "$r" "$op"
+			done
+			bench_perf "$impl" "$D1" "$D2" "$N1" "$N2" "$SIP" 1 "${mix_tests[@]}"
+			impl_down "$impl"
+		done
+	done
+}
+
+tb=$SECONDS
+for impl in $impls; do
+	ts=$SECONDS
+	case $impl in
+	tcp)
+		has table && bench_tcp
+		has profile && bench_profile_tcp
+		;;
+	ours)
+		impl_up ours || continue
+		has profile && bench_profile
+		siw_phases ours
+		impl_down ours
+		;;
+	ourszc | ourscrc)
+		has table || continue
+		impl_up "$impl" || continue
+		bench_perf "$impl" siw1 siw2 h1 h2 $H2 "$reps" "${bw_tests[@]}"
+		impl_down "$impl"
+		;;
+	ref)
+		impl_up ref || continue
+		siw_phases ref
+		impl_down ref
+		;;
+	rxe)
+		impl_up rxe || continue
 		has table && bench_perf rxe rxe0 rxe0 - - 10.89.0.1 "$reps" "${table_tests[@]}"
 		has sweep && bench_perf rxe rxe0 rxe0 - - 10.89.0.1 1 "${sweep_tests[@]}"
 		has qps && bench_perf rxe rxe0 rxe0 - - 10.89.0.1 1 "${qp_tests[@]}"
 		has cm && bench_cm rxe - - 10.89.0.1
 		has mem && bench_mem rxe rxe0 - - 10.89.0.1
-		rdma link delete rxe0
-		ip link del vr1
+		impl_down rxe
 		;;
 	esac
 	log "phase $impl took $((SECONDS - ts)) s"
 done
+if has lat; then
+	ts=$SECONDS
+	bench_lat
+	log "phase lat ($lat_rounds rounds) took $((SECONDS - ts)) s"
+fi
 dmesg | grep -E 'siw|rxe' | grep -vE 'siwtest' | tail -n 20 | sed 's/^/bench: dmesg: /'
 log "done in $((SECONDS - tb)) s"

@@ -5,7 +5,7 @@
 #
 # usage: scripts/bench.sh [--quick] [--profile] [--reps N] [--scale F]
 #                         [--impls "tcp ours ourszc ourscrc ref rxe"]
-#                         [--phases "table sweep qps cm mem profile"]
+#                         [--phases "table sweep qps cm mem profile lat"]
 #                         [--docs] [--table-only RAW.tsv]
 #   --quick       development run: 1 rep, scale 0.3, fewer sweep/QP points,
 #                 50 connections (about 8 min)
@@ -26,7 +26,7 @@ set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
 reps=3 scale=1 impls="tcp ours ourszc ourscrc ref rxe" docs=0 table_only=
-phases="table sweep qps cm mem profile" quick=0
+phases="table sweep qps cm mem profile lat" quick=0
 while (($#)); do
 	case $1 in
 	--quick) quick=1 reps=1 scale=0.3; shift ;;

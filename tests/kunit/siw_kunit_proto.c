@@ -506,11 +506,17 @@ static void rxt_tx_work(struct work_struct *w)
 	siw_qp_put(container_of(w, struct siw_qp, tx_work));
 }
 
+static void rxt_tx_work_near(struct work_struct *w)
+{
+	siw_qp_put(container_of(w, struct siw_qp, tx_work_near));
+}
+
 static void rxt_exit(void *data)
 {
 	struct rxt *t = data;
 
 	flush_work(&t->qp->tx_work);
+	flush_work(&t->qp->tx_work_near);
 	kfree_skb(t->qp->rx.stage);
 	xa_erase(&t->sdev->qp_xa, t->qp->id);
 	xa_erase(&t->sdev->mr_xa, RXT_STAG >> 8);
@@ -573,6 +579,7 @@ static struct rxt *rxt_new(struct kunit *test, bool crc)
 	qp->rcq = cq;
 	qp->scq = cq;
 	INIT_WORK(&qp->tx_work, rxt_tx_work);
+	INIT_WORK(&qp->tx_work_near, rxt_tx_work_near);
 	qp->attrs.rq_size = 4;
 	qp->attrs.rq_max_sges = 2;
 	qp->attrs.ird = 2;
