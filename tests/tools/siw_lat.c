@@ -114,6 +114,31 @@ static void post_recv(struct lat *l)
 		DIE("ibv_post_recv: %s", strerror(errno));
 }
 
+/* QP, buffer and receives for @id; @cp then carries our buffer (@me). */
+static void lat_ready(struct lat *l, struct rdma_cm_id *id,
+		      struct rdma_conn_param *cp, struct lat_peer *me)
+{
+	int i;
+
+	lat_setup(l, id);
+	if (l->op == LAT_SEND)
+		for (i = 0; i < QP_DEPTH / 2; i++)
+			post_recv(l);
+	lat_me(l, me);
+	cp->private_data = me;
+	cp->private_data_len = sizeof(*me);
+}
+
+static struct rdma_cm_event *lat_established(struct lat *l)
+{
+	struct rdma_cm_event *ev = cm_expect(l->ch, RDMA_CM_EVENT_ESTABLISHED,
+					     30);
+
+	if (!ev)
+		DIE("not established");
+	return ev;
+}
+
 /* One completion of 'cq', spinning; dies on an error or after 10 s. */
 static void spin_cq(struct ibv_cq *cq, const char *what)
 {
@@ -282,18 +307,10 @@ static void run_client(struct lat *l, struct sockaddr_in *sa)
 	if (!ev)
 		DIE("route not resolved");
 	rdma_ack_cm_event(ev);
-	lat_setup(l, id);
-	if (l->op == LAT_SEND)
-		for (i = 0; i < QP_DEPTH / 2; i++)
-			post_recv(l);
-	lat_me(l, &me);
-	cp.private_data = &me;
-	cp.private_data_len = sizeof(me);
+	lat_ready(l, id, &cp, &me);
 	if (rdma_connect(id, &cp))
 		DIE("rdma_connect: %s", strerror(errno));
-	ev = cm_expect(l->ch, RDMA_CM_EVENT_ESTABLISHED, 30);
-	if (!ev)
-		DIE("not established");
+	ev = lat_established(l);
 	lat_take_peer(l, ev->param.conn.private_data,
 		      ev->param.conn.private_data_len);
 	rdma_ack_cm_event(ev);
@@ -333,19 +350,10 @@ static void run_server(struct lat *l, struct sockaddr_in *sa)
 	lat_take_peer(l, ev->param.conn.private_data,
 		      ev->param.conn.private_data_len);
 	rdma_ack_cm_event(ev);
-	lat_setup(l, id);
-	if (l->op == LAT_SEND)
-		for (i = 0; i < QP_DEPTH / 2; i++)
-			post_recv(l);
-	lat_me(l, &me);
-	cp.private_data = &me;
-	cp.private_data_len = sizeof(me);
+	lat_ready(l, id, &cp, &me);
 	if (rdma_accept(id, &cp))
 		DIE("rdma_accept: %s", strerror(errno));
-	ev = cm_expect(l->ch, RDMA_CM_EVENT_ESTABLISHED, 30);
-	if (!ev)
-		DIE("not established");
-	rdma_ack_cm_event(ev);
+	rdma_ack_cm_event(lat_established(l));
 	if (l->op != LAT_READ)
 		for (i = 0; i < WARMUP + l->n; i++)
 			lat_step(l, i, 0);
