@@ -417,7 +417,9 @@ if has table && [[ " $impls " == *" ourscrc "* ]]; then
 	mark=$(dmesg | wc -l)
 	modprobe tcrypt mode=319 sec=1 2>/dev/null
 	# "( 4096 byte blocks, 4096 bytes per update, ...): N opers/sec, M bytes/sec"
+	# (the figures may come as a continuation record of their own: joined)
 	dmesg | tail -n +$((mark + 1)) |
+		awk '/bytes per update/ && !/bytes\/sec/ { p = $0; next } p != "" { $0 = p " " $0; p = "" } { print }' |
 		sed -n 's/.*( *\(1024\|4096\|8192\) byte blocks, *\1 bytes per update.*[ ,]\([0-9][0-9]*\) bytes\/sec.*/\1 \2/p' |
 		while read -r b bps; do
 			log "crc32c speed: $b-byte updates $(awk -v v="$bps" 'BEGIN { printf "%.0f MiB/s", v / 1048576 }') on one vCPU"
