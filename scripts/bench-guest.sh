@@ -182,14 +182,16 @@ port=19100
 bench_perf() {
 	local impl=$1 d1=$2 d2=$3 ns1=$4 ns2=$5 sip=$6 nrep=$7
 	shift 7
-	local spec name tool size n kind q r c0 c1 t0 t1 rc nok=0 nfail=0 qa
+	local spec name tool size n kind q r c0 c1 t0 t1 rc nok=0 nfail=0 qa samp
 	local x1=(ip netns exec "$ns1") x2=(ip netns exec "$ns2")
 	[[ $ns1 == - ]] && x1=()
 	[[ $ns2 == - ]] && x2=()
 	for spec in "$@"; do
 		read -r name tool size n kind q <<<"$spec"
-		q=${q:-1} qa=()
+		q=${q:-1} qa=() samp=0
 		((q > 1)) && qa=(-q "$q")
+		# the steady state of a bandwidth run over the link (veth2 in h2)
+		[[ $kind == bw && $ns2 == h2 ]] && samp=1
 		for r in $(seq "$nrep"); do
 			port=$((port + 1))
 			if ((nok == 0 && nfail >= 2)); then
@@ -209,12 +211,12 @@ bench_perf() {
 					wait_for 60 sh -c "${x2[*]} ss -Hltn 'sport = :$port' | grep -q ." ||
 						log "$impl $name rep $r: server not listening after 60 s"
 				fi
-				[[ $kind == bw && $ns2 == h2 ]] && samp_start
+				((samp)) && samp_start
 				c0=$(cpu_now) t0=$(now)
 				${PERF_WRAP:-} "${x1[@]}" timeout 240 "$tool" -d "$d1" -R -p $port -F -s "$size" -n "$n" "${qa[@]}" "$sip" >/tmp/pt-c.log 2>&1
 				rc=$?
 				t1=$(now) c1=$(cpu_now)
-				[[ $kind == bw && $ns2 == h2 ]] && samp_stop
+				((samp)) && samp_stop
 				local src=0 v='' v2='' st=ok
 				# a failed client leaves the server waiting: give it 5 s
 				((rc == 0)) || { sleep 5; kill "$spid" 2>/dev/null; }
@@ -576,11 +578,11 @@ for impl in $impls; do
 		;;
 	rxe)
 		impl_up rxe || continue
-		has table && bench_perf rxe rxe0 rxe0 - - 10.89.0.1 "$reps" "${table_tests[@]}"
-		has sweep && bench_perf rxe rxe0 rxe0 - - 10.89.0.1 1 "${sweep_tests[@]}"
-		has qps && bench_perf rxe rxe0 rxe0 - - 10.89.0.1 1 "${qp_tests[@]}"
-		has cm && bench_cm rxe - - 10.89.0.1
-		has mem && bench_mem rxe rxe0 - - 10.89.0.1
+		has table && bench_perf rxe "$D1" "$D2" "$N1" "$N2" "$SIP" "$reps" "${table_tests[@]}"
+		has sweep && bench_perf rxe "$D1" "$D2" "$N1" "$N2" "$SIP" 1 "${sweep_tests[@]}"
+		has qps && bench_perf rxe "$D1" "$D2" "$N1" "$N2" "$SIP" 1 "${qp_tests[@]}"
+		has cm && bench_cm rxe "$N1" "$N2" "$SIP"
+		has mem && bench_mem rxe "$D1" "$N1" "$N2" "$SIP"
 		impl_down rxe
 		;;
 	esac
