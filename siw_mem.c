@@ -271,10 +271,14 @@ static int siw_mr_fill_pages(struct siw_mr *mr)
 	unsigned long n = 0;
 
 	mr->npages = ib_umem_num_pages(mr->umem);
+	/* the length is the caller's: one line on failure, not a stack */
 	mr->pages = kvmalloc_array(mr->npages, sizeof(*mr->pages),
-				   GFP_KERNEL);
-	if (!mr->pages)
+				   GFP_KERNEL | __GFP_NOWARN);
+	if (!mr->pages) {
+		siw_warn(mr->sdev, "no memory for the page list of a %lu-page MR\n",
+			 mr->npages);
 		return -ENOMEM;
+	}
 
 	for_each_sgtable_page(&mr->umem->sgt_append.sgt, &it, 0) {
 		if (n == mr->npages)

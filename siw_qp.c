@@ -215,9 +215,10 @@ int siw_qp_to_rts(struct siw_qp *qp, const struct siw_llp_params *p)
 	u32 ndone = max_t(u32, qp->attrs.sq_size, 16);
 	struct siw_sq_done *done;
 
-	irq = kvcalloc(ird, sizeof(*irq), GFP_KERNEL);
-	orq = kvcalloc(ord, sizeof(*orq), GFP_KERNEL);
-	done = kvcalloc(ndone, sizeof(*done), GFP_KERNEL);
+	/* a failure is reported by the caller ("cannot enter RTS") */
+	irq = kvcalloc(ird, sizeof(*irq), GFP_KERNEL | __GFP_NOWARN);
+	orq = kvcalloc(ord, sizeof(*orq), GFP_KERNEL | __GFP_NOWARN);
+	done = kvcalloc(ndone, sizeof(*done), GFP_KERNEL | __GFP_NOWARN);
 	if (!irq || !orq || !done) {
 		kvfree(irq);
 		kvfree(orq);

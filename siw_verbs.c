@@ -291,7 +291,7 @@ static void siw_dealloc_ucontext(struct ib_ucontext *base)
  * open. Having this op lets ib_uverbs destroy the process's objects itself
  * and go on, instead of pinning the module and waiting for the process:
  * the QPs' outstanding work requests are flushed to their CQs as on any
- * destroy. Nothing is left to undo here: every ring is vmalloc_user memory
+ * destroy. Nothing is left to undo here: every ring is vmalloc memory
  * whose pages a mapping keeps alive until the process unmaps them, so the
  * process reads its last (flush) completions and then sees -EIO.
  */
@@ -299,6 +299,31 @@ static void siw_disassociate_ucontext(struct ib_ucontext *base)
 {
 	siw_info(to_siw_dev(base->device),
 		 "removed while open by a process: its objects are destroyed, its work requests flushed, further calls fail with EIO\n");
+}
+
+/*
+ * Map @npages of a ring from siw_ring_vmalloc() at the whole of @vma
+ * (rdma_user_mmap_entry_get checked that their sizes match). The pages are
+ * refcounted: they outlive vfree() while mapped. remap_vmalloc_range()
+ * would do the same, but only for vmalloc_user() memory, which cannot be
+ * allocated without warn_alloc's stack dump on failure.
+ */
+static int siw_map_ring(struct vm_area_struct *vma, void *ring, u32 npages)
+{
+	unsigned long uaddr = vma->vm_start;
+	u32 i;
+	int rv;
+
+	if ((vma->vm_end - vma->vm_start) >> PAGE_SHIFT != npages)
+		return -EINVAL;
+	for (i = 0; i < npages; i++, uaddr += PAGE_SIZE) {
+		rv = vm_insert_page(vma, uaddr,
+				    vmalloc_to_page(ring + i * PAGE_SIZE));
+		if (rv)
+			return rv;
+	}
+	siw_vma_fixed(vma);
+	return 0;
 }
 
 static int siw_mmap(struct ib_ucontext *base, struct vm_area_struct *vma)
@@ -317,8 +342,7 @@ static int siw_mmap(struct ib_ucontext *base, struct vm_area_struct *vma)
 	}
 	e = container_of(re, struct siw_mmap_entry, rdma);
 
-	/* pages are refcounted: they outlive vfree() while mapped */
-	rv = remap_vmalloc_range(vma, e->addr, 0);
+	rv = siw_map_ring(vma, e->addr, re->npages);
 	if (rv)
 		siw_dbg(sdev, "remap at pgoff 0x%lx failed: %d\n",
 			vma->vm_pgoff, rv);
@@ -336,7 +360,7 @@ static void siw_mmap_free(struct rdma_user_mmap_entry *re)
 }
 
 /**
- * siw_mmap_insert() - make a vmalloc_user buffer mappable
+ * siw_mmap_insert() - make a ring from siw_ring_alloc() mappable
  * @uctx: user context
  * @addr: buffer, owned by the entry from now on (freed in mmap_free)
  * @size: bytes to map
@@ -381,8 +405,10 @@ static int siw_mmap_insert(struct siw_ucontext *uctx, void *addr,
 }
 
 /*
- * Allocate a zeroed ring: mappable for user objects (@uctx set), plain
- * vmalloc for kernel ones.
+ * Allocate a zeroed ring of whole pages (no kernel data left in a page a
+ * process maps): mappable for user objects (@uctx set), plain for kernel
+ * ones. The size is the caller's choice, so a failure is one line naming
+ * the device, not warn_alloc's stack dump (__GFP_NOWARN).
  */
 static void *siw_ring_alloc(struct siw_device *sdev,
 			    struct siw_ucontext *uctx, size_t size,
@@ -390,12 +416,14 @@ static void *siw_ring_alloc(struct siw_device *sdev,
 {
 	void *ring;
 
-	if (!uctx)
-		return vzalloc(size);
-
-	ring = vmalloc_user(size);
-	if (!ring)
+	ring = __vmalloc(PAGE_ALIGN(size),
+			 GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN);
+	if (!ring) {
+		siw_warn(sdev, "no memory for a %zu-byte ring\n", size);
 		return NULL;
+	}
+	if (!uctx)
+		return ring;
 	if (siw_mmap_insert(uctx, ring, size, entry, key)) {
 		siw_dbg(sdev, "no mmap key for %zu bytes\n", size);
 		vfree(ring);

@@ -7,6 +7,7 @@
 #define _SIW_COMPAT_H
 
 #include <linux/version.h>
+#include <linux/mm.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 #include <linux/net.h>
@@ -99,5 +100,19 @@ static inline int siw_kernel_connect(struct socket *s,
 #else
 #define SIW_WQ_PERCPU	0
 #endif
+
+/*
+ * A driver-mapped area that must neither grow (mremap) nor go into a core
+ * dump, as remap_vmalloc_range() marks it. vm_flags is written through
+ * vm_flags_set() from 6.3.
+ */
+static inline void siw_vma_fixed(struct vm_area_struct *vma)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+#else
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+#endif
+}
 
 #endif
