@@ -370,6 +370,37 @@ bench_profile() {
 		perf_top "ours-$name"
 	done
 }
+# bench_profile_lat IMPL: where the CPU of a 64 B RDMA Write round trip goes,
+# to set ours beside the reference: perf record -a (no call graphs) during a
+# long siw_lat write run -> profile-lat-IMPL.txt, each symbol's share as CPU
+# microseconds per round trip (samples / sampling rate / round trips, both
+# vCPUs summed; the idle loop left out)
+bench_profile_lat() {
+	command -v perf >/dev/null || return
+	local n f=1999 rep=/tmp/perf-report.txt
+	n=$(sc 20000)
+	echo -1 >/proc/sys/kernel/perf_event_paranoid
+	echo 0 >/proc/sys/kernel/kptr_restrict
+	LAT_WRAP="perf record -q -a -e cpu-clock -F $f -o /tmp/perf.data --" LAT_N=$n \
+		mono_lat "prof_$1" 1 write
+	# "  12.34%  123  [kernel.kallsyms]  [k] sym": percent, samples, dso, kind, symbol
+	perf report -i /tmp/perf.data --no-children --sort dso,sym -n --stdio -g none 2>/dev/null |
+		grep -vE '^#|^$' >$rep
+	{
+		echo "# $1-write_lat_64: perf record -a -e cpu-clock -F $f during $n siw_lat write round trips (64 B)"
+		awk -v f=$f -v n="$n" '
+			function us(x) { return x * 1e6 / f / n }
+			$5 ~ /^(native_safe_halt|default_idle|cpuidle|acpi_idle|pv_native_safe_halt)/ { idle += $2; next }
+			{ busy += $2; if ($4 == "[k]") k += $2; if (++i <= 25) top[i] = sprintf("%8.2f  %-20s %s %s", us($2), $3, $4, $5) }
+			END {
+				printf "%8.2f  CPU us per round trip, idle loop excluded (kernel %.2f); idle %.2f\n", us(busy), us(k), us(idle)
+				print "## top 25: CPU us per round trip, symbol"
+				for (j = 1; j <= i && j <= 25; j++) print top[j]
+			}' $rep
+	} >"$out/profile-lat-$1.txt"
+	log "profile lat $1: $(sed -n 2p "$out/profile-lat-$1.txt")"
+	rm -f /tmp/perf.data $rep
+}
 bench_profile_tcp() {
 	command -v perf >/dev/null || return
 	ip netns exec h2 iperf3 -s -1 -B $H2 -p 5202 >/tmp/iperf-s.log 2>&1 &
@@ -513,13 +544,13 @@ mono_lat() {
 	local n bin=$SIW_TOP/tests/bin/siw_lat
 	[[ $N1 == - ]] && x1=()
 	[[ $N2 == - ]] && x2=()
-	n=$(sc 2000)
+	n=${LAT_N:-$(sc 2000)}
 	port=$((port + 1))
 	"${x2[@]}" timeout 120 "$bin" server -o "$3" -n "$n" "$SIP:$port" >/tmp/lat-s.log 2>&1 &
 	local spid=$!
 	wait_for 30 grep -q '^# listening' /tmp/lat-s.log
 	c0=$(cpu_now) t0=$(now)
-	"${x1[@]}" timeout 120 "$bin" client -o "$3" -n "$n" "$SIP:$port" >/tmp/lat-c.log 2>&1
+	${LAT_WRAP:-} "${x1[@]}" timeout 120 "$bin" client -o "$3" -n "$n" "$SIP:$port" >/tmp/lat-c.log 2>&1
 	rc=$?
 	t1=$(now) c1=$(cpu_now)
 	((rc == 0)) || kill "$spid" 2>/dev/null
@@ -561,7 +592,7 @@ for impl in $impls; do
 		;;
 	ours)
 		impl_up ours || continue
-		has profile && bench_profile
+		has profile && { bench_profile; bench_profile_lat ours; }
 		siw_phases ours
 		impl_down ours
 		;;
@@ -573,6 +604,7 @@ for impl in $impls; do
 		;;
 	ref)
 		impl_up ref || continue
+		has profile && bench_profile_lat ref
 		siw_phases ref
 		impl_down ref
 		;;
