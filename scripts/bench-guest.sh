@@ -116,7 +116,7 @@ bench_netns() {
 	wait_for 10 ip netns exec h1 ping -c1 -W1 $H2
 }
 bench_netns || { log "netns setup failed"; exit 1; }
-log "kernel $(uname -r), $(nproc) vCPUs, reps $reps, scale $scale"
+log "kernel $(uname -r), $(nproc) vCPUs, reps $reps, scale $scale, clock source $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
 
 # ---- TCP -------------------------------------------------------------------
 bench_tcp() {

@@ -18,6 +18,9 @@
 #               of the caller's environment are passed through as well.
 #   -q          do not stream the console to stdout (log file only)
 #
+# SIW_VM_APPEND: extra kernel command line arguments (scripts/bench.sh uses
+# it for the bench guest's clock source).
+#
 # Guest environment: SIW_TOP (tree, same path as on the host), SIW_KERNEL
 # (the kernel's name, see --kernel), SIW_ROLE/SIW_MY_IP/SIW_PEER_IP in pair
 # mode, plus passed variables.
@@ -134,7 +137,7 @@ start_vm() {
 		-nodefaults -display none -monitor none -no-reboot \
 		-chardev "file,id=con,path=$lg" -serial chardev:con \
 		-kernel "$image" -initrd "$initrd" \
-		-append "console=ttyS0 loglevel=5 printk.time=1 panic=-1 mitigations=off no_timer_check rcupdate.rcu_cpu_stall_timeout=300 siwvm.tree=$top siwvm.run=$rd$modarg" \
+		-append "console=ttyS0 loglevel=5 printk.time=1 panic=-1 mitigations=off no_timer_check rcupdate.rcu_cpu_stall_timeout=300 siwvm.tree=$top siwvm.run=$rd$modarg${SIW_VM_APPEND:+ $SIW_VM_APPEND}" \
 		-fsdev local,id=r,path=/,security_model=none,readonly=on,multidevs=remap \
 		-device virtio-9p-pci,fsdev=r,mount_tag=hostroot \
 		-fsdev "local,id=t,path=$top,security_model=none,multidevs=remap" \
