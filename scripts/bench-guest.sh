@@ -391,9 +391,10 @@ bench_profile_lat() {
 		awk -v f=$f -v n="$n" '
 			function us(x) { return x * 1e6 / f / n }
 			$5 ~ /^(native_safe_halt|default_idle|cpuidle|acpi_idle|pv_native_safe_halt)/ { idle += $2; next }
-			{ busy += $2; if ($4 == "[k]") k += $2; if (++i <= 25) top[i] = sprintf("%8.2f  %-20s %s %s", us($2), $3, $4, $5) }
+			{ busy += $2; if ($4 == "[k]") k += $2; if ($4 == "[k]" && $5 ~ /^siw_/) sw += $2
+			  if (++i <= 25) top[i] = sprintf("%8.2f  %-20s %s %s", us($2), $3, $4, $5) }
 			END {
-				printf "%8.2f  CPU us per round trip, idle loop excluded (kernel %.2f); idle %.2f\n", us(busy), us(k), us(idle)
+				printf "%8.2f  CPU us per round trip, idle loop excluded (kernel %.2f, of it siw_* functions %.2f); idle %.2f\n", us(busy), us(k), us(sw), us(idle)
 				print "## top 25: CPU us per round trip, symbol"
 				for (j = 1; j <= i && j <= 25; j++) print top[j]
 			}' $rep

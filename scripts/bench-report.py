@@ -109,7 +109,8 @@ lat = [('write_lat_64', 'ib_write_lat 64 B'), ('send_lat_64', 'ib_send_lat 64 B'
        ('read_lat_64', 'ib_read_lat 64 B')]
 reps = max([int(r['rep']) for r in R if r['test'] in dict(bw + lat)] or [0])
 p(f"Benchmark {meta.get('date', '?')}, kernel {meta.get('kernel', '?')} "
-  f"(qemu {meta.get('accel', 'tcg').upper()}, 2 vCPUs, two netns joined by veth), "
+  f"(qemu {meta.get('accel', 'tcg').upper()}, 2 vCPUs, two netns joined by veth, clock source "
+  f"{meta.get('clock', 'hpet')}), "
   f"commit {meta.get('commit', '?')}; main table median of {reps} runs; host load at start "
   f"{meta.get('host_load', '?')} on {meta.get('host_cpus', '?')} CPUs; "
   f"{'quick run; ' if meta.get('quick') == '1' else ''}"
@@ -152,7 +153,7 @@ if any(r['test'] in dict(bw) for r in R):
           'bytes crossing the veth link (both directions, headers included) every 0.1 s during the '
           'run and sums the intervals that moved at least half the busiest one\'s bytes, so '
           'connection setup, buffer registration and perftest\'s TSC calibration (a gettimeofday '
-          'loop, a system call per read with this guest\'s HPET clock) are left out. ms of CPU per '
+          'loop) are left out. ms of CPU per '
           'MiB on the link, kernel / total (rxe runs on loopback, not over the link: n/a):')
         p()
         p('| test | TCP | ours | ours zero-copy | ours CRC | reference | ours kernel / TCP kernel |')

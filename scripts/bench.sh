@@ -17,6 +17,12 @@
 #   --docs        also replace the results blocks in docs/bench.md and the
 #                 plots docs/bench-*.svg
 #   --table-only  no build/boot: make the tables from an existing raw file
+#   --clock C     the guest's clock source: tsc (default) or hpet (the
+#                 kernel's own choice under TCG, where it finds the TSC
+#                 uncalibrated). Every HPET read is an emulated device
+#                 access in qemu (under its global lock): TCP's timestamps,
+#                 timers and every timed tool pay it, and latency drifted
+#                 by up to 1.5x between runs of one boot with it.
 # Steps: scripts/build.sh KVER, scripts/build-ref.sh KVER, make -C
 # tests/tools, scripts/vm.sh --kernel stock scripts/bench-guest.sh. Output
 # in build/bench/: raw.tsv (one row per run), mem.tsv, profile-*.txt,
@@ -26,7 +32,7 @@ set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
 reps=3 scale=1 impls="tcp ours ourszc ourscrc ref rxe" docs=0 table_only=
-phases="table sweep qps cm mem profile lat" quick=0
+phases="table sweep qps cm mem profile lat" quick=0 clock=tsc
 while (($#)); do
 	case $1 in
 	--quick) quick=1 reps=1 scale=0.3; shift ;;
@@ -37,10 +43,16 @@ while (($#)); do
 	--impls) impls=$2; shift 2 ;;
 	--docs) docs=1; shift ;;
 	--table-only) table_only=$2; shift 2 ;;
-	-h | --help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--clock) clock=$2; shift 2 ;;
+	-h | --help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
+case $clock in
+tsc) clock_args="clocksource=tsc tsc=reliable" ;;
+hpet) clock_args="clocksource=hpet" ;;
+*) echo "bench.sh: --clock tsc or hpet" >&2; exit 2 ;;
+esac
 out=$top/build/bench
 [[ $phases == profile ]] && out=$top/build/bench-profile
 mkdir -p "$out"
@@ -61,13 +73,14 @@ if [[ -z $table_only ]]; then
 		echo "host_cpus=$(nproc)"
 		echo "accel=$([[ -w /dev/kvm ]] && grep -qwE 'vmx|svm' /proc/cpuinfo && echo kvm || echo tcg)"
 		echo "reps=$reps scale=$scale quick=$quick"
+		echo "clock=$clock"
 		echo "phases=${phases// /,} impls=${impls// /,}"
 	} >"$meta"
 	echo "== boot $kver and measure (reps $reps, console log $out/console.log)" >&2
 	t0=$SECONDS
 	rc=0
 	SIW_BENCH_RAW=$raw SIW_BENCH_OUT=$out SIW_BENCH_REPS=$reps SIW_BENCH_SCALE=$scale SIW_BENCH_IMPLS=$impls \
-		SIW_BENCH_PHASES=$phases SIW_BENCH_QUICK=$quick \
+		SIW_BENCH_PHASES=$phases SIW_BENCH_QUICK=$quick SIW_VM_APPEND=$clock_args \
 		scripts/vm.sh --kernel stock --timeout 2700 -q --log "$out/console.log" scripts/bench-guest.sh || rc=$?
 	echo "wall=$((SECONDS - t0))s vm_rc=$rc" >>"$meta"
 	grep -a '^bench: ' "$out/console.log" | tr -d '\r' >"$out/guest.log" || true
