@@ -375,19 +375,30 @@ bench_profile() {
 # long siw_lat write run -> profile-lat-IMPL.txt, each symbol's share as CPU
 # microseconds per round trip (samples / sampling rate / round trips, both
 # vCPUs summed; the idle loop left out)
+# tcp_segs NETNS: TCP's OutSegs and InSegs counters in that namespace
+tcp_segs() {
+	ip netns exec "$1" awk '$1 == "Tcp:" && $2 ~ /^[0-9]/ { print $12, $11 }' /proc/net/snmp
+}
 bench_profile_lat() {
 	command -v perf >/dev/null || return
 	local n f=1999 rep=/tmp/perf-report.txt
 	n=$(sc 20000)
 	echo -1 >/proc/sys/kernel/perf_event_paranoid
 	echo 0 >/proc/sys/kernel/kptr_restrict
+	local s1 s2 e1 e2
+	read -ra s1 < <(tcp_segs h1)
+	read -ra s2 < <(tcp_segs h2)
 	LAT_WRAP="perf record -q -a -e cpu-clock -F $f -o /tmp/perf.data --" LAT_N=$n \
 		mono_lat "prof_$1" 1 write
+	read -ra e1 < <(tcp_segs h1)
+	read -ra e2 < <(tcp_segs h2)
 	# "  12.34%  123  [kernel.kallsyms]  [k] sym": percent, samples, dso, kind, symbol
 	perf report -i /tmp/perf.data --no-children --sort dso,sym -n --stdio -g none 2>/dev/null |
 		grep -vE '^#|^$' >$rep
 	{
 		echo "# $1-write_lat_64: perf record -a -e cpu-clock -F $f during $n siw_lat write round trips (64 B)"
+		awk -v a=$((e1[0] - s1[0])) -v b=$((e2[0] - s2[0])) -v n="$n" -v l="$(grep -F "prof_$1" "$raw" | tail -n 1 | cut -f5)" \
+			'BEGIN { printf "TCP segments per round trip: client to server %.2f, server to client %.2f; p50 half round trip under perf %s us\n", a / n, b / n, l }'
 		awk -v f=$f -v n="$n" '
 			function us(x) { return x * 1e6 / f / n }
 			$5 ~ /^(native_safe_halt|default_idle|cpuidle|acpi_idle|pv_native_safe_halt)/ { idle += $2; next }
@@ -399,7 +410,7 @@ bench_profile_lat() {
 				for (j = 1; j <= i && j <= 25; j++) print top[j]
 			}' $rep
 	} >"$out/profile-lat-$1.txt"
-	log "profile lat $1: $(sed -n 2p "$out/profile-lat-$1.txt")"
+	log "profile lat $1: $(sed -n 2,3p "$out/profile-lat-$1.txt" | tr '\n' ' ')"
 	rm -f /tmp/perf.data $rep
 }
 bench_profile_tcp() {
