@@ -2,11 +2,10 @@
 /*
  * siw: verbs entry points (struct ib_device_ops).
  *
- * Queues are rings of fixed size elements. User space rings are
- * vmalloc_user memory mapped into the process through rdma_user_mmap
- * entries; kernel rings are plain vmalloc memory. Producers fill an
- * element and set SIW_WQE_VALID last; the consumer owns the element
- * until it clears VALID again. The data path (siw_qp.c) consumes; this
+ * Queues are rings of fixed size elements in zeroed vmalloc pages; user
+ * space rings are mapped into the process through rdma_user_mmap
+ * entries. Producers fill an element and set SIW_WQE_VALID last; the
+ * consumer owns the element until it clears VALID again. The data path (siw_qp.c) consumes; this
  * file only produces for kernel consumers and sets the rings up.
  */
 

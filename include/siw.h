@@ -155,7 +155,7 @@ static inline struct siw_pd *to_siw_pd(struct ib_pd *p)
 /* User mmap entry: one per mapped ring */
 struct siw_mmap_entry {
 	struct rdma_user_mmap_entry rdma;
-	void *addr;			/* vmalloc_user memory */
+	void *addr;			/* a ring, siw_ring_alloc() */
 };
 
 /* --------------------------------------------------------------- mem */
