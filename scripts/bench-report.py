@@ -174,7 +174,7 @@ sizes = sorted({int(r['test'].rsplit('_', 1)[1]) for r in R if r['test'].startsw
 if sizes:
     p('### Bandwidth vs message size')
     p()
-    p('One run per point (about 16 MiB moved, 8 to 2000 iterations), MiB/s. '
+    p(f"One run per point (about {meta.get('sweep_mib', '16')} MiB moved, 8 to 2000 iterations), MiB/s. "
       'TCP (iperf3, the main table) is the ceiling. Plot: '
       '[bench-sweep.svg](bench-sweep.svg).')
     p()

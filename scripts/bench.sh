@@ -74,6 +74,7 @@ if [[ -z $table_only ]]; then
 		echo "accel=$([[ -w /dev/kvm ]] && grep -qwE 'vmx|svm' /proc/cpuinfo && echo kvm || echo tcg)"
 		echo "reps=$reps scale=$scale quick=$quick"
 		echo "clock=$clock"
+		echo "sweep_mib=$( ((quick)) && echo 4 || echo 64)"
 		echo "phases=${phases// /,} impls=${impls// /,}"
 	} >"$meta"
 	echo "== boot $kver and measure (reps $reps, console log $out/console.log)" >&2
