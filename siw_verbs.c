@@ -5,8 +5,9 @@
  * Queues are rings of fixed size elements in zeroed vmalloc pages; user
  * space rings are mapped into the process through rdma_user_mmap
  * entries. Producers fill an element and set SIW_WQE_VALID last; the
- * consumer owns the element until it clears VALID again. The data path (siw_qp.c) consumes; this
- * file only produces for kernel consumers and sets the rings up.
+ * consumer owns the element until it clears VALID again. The data path
+ * (siw_qp.c) consumes; this file only produces for kernel consumers and
+ * sets the rings up.
  */
 
 #include <linux/vmalloc.h>
@@ -301,7 +302,7 @@ static void siw_disassociate_ucontext(struct ib_ucontext *base)
 }
 
 /*
- * Map @npages of a ring from siw_ring_vmalloc() at the whole of @vma
+ * Map @npages of a ring from siw_ring_alloc() at the whole of @vma
  * (rdma_user_mmap_entry_get checked that their sizes match). The pages are
  * refcounted: they outlive vfree() while mapped. remap_vmalloc_range()
  * would do the same, but only for vmalloc_user() memory, which cannot be
