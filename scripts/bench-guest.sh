@@ -360,10 +360,15 @@ perf_top() {
 	log "profile $1: $(sed -n 3p "$out/profile-$1.txt")"
 	rm -f /tmp/perf.data $rep
 }
-bench_profile() {
-	command -v perf >/dev/null || { log "profile: perf missing"; return; }
+# perf_ready: perf is there and may sample the whole system with kernel
+# symbols
+perf_ready() {
+	command -v perf >/dev/null || { log "profile: perf missing"; return 1; }
 	echo -1 >/proc/sys/kernel/perf_event_paranoid
 	echo 0 >/proc/sys/kernel/kptr_restrict
+}
+bench_profile() {
+	perf_ready || return
 	local spec name
 	for spec in "write_bw_64k ib_write_bw 65536 3000 bw" "read_bw_64k ib_read_bw 65536 1000 bw" "send_bw_1m ib_send_bw 1048576 200 bw"; do
 		name=${spec%% *}
@@ -372,22 +377,19 @@ bench_profile() {
 		perf_top "ours-$name"
 	done
 }
+# tcp_segs NETNS: TCP's OutSegs and InSegs counters in that namespace
+tcp_segs() {
+	ip netns exec "$1" awk '$1 == "Tcp:" && $2 ~ /^[0-9]/ { print $12, $11 }' /proc/net/snmp
+}
 # bench_profile_lat IMPL: where the CPU of a 64 B RDMA Write round trip goes,
 # to set ours beside the reference: perf record -a (no call graphs) during a
 # long siw_lat write run -> profile-lat-IMPL.txt, each symbol's share as CPU
 # microseconds per round trip (samples / sampling rate / round trips, both
 # vCPUs summed; the idle loop left out)
-# tcp_segs NETNS: TCP's OutSegs and InSegs counters in that namespace
-tcp_segs() {
-	ip netns exec "$1" awk '$1 == "Tcp:" && $2 ~ /^[0-9]/ { print $12, $11 }' /proc/net/snmp
-}
 bench_profile_lat() {
-	command -v perf >/dev/null || return
-	local n f=1999 rep=/tmp/perf-report.txt
+	perf_ready || return
+	local n f=1999 rep=/tmp/perf-report.txt s1 s2 e1 e2
 	n=$(sc 20000)
-	echo -1 >/proc/sys/kernel/perf_event_paranoid
-	echo 0 >/proc/sys/kernel/kptr_restrict
-	local s1 s2 e1 e2
 	read -ra s1 < <(tcp_segs h1)
 	read -ra s2 < <(tcp_segs h2)
 	LAT_WRAP="perf record -q -a -e cpu-clock -F $f -o /tmp/perf.data --" LAT_N=$n \
@@ -416,7 +418,7 @@ bench_profile_lat() {
 	rm -f /tmp/perf.data $rep
 }
 bench_profile_tcp() {
-	command -v perf >/dev/null || return
+	perf_ready || return
 	ip netns exec h2 iperf3 -s -1 -B $H2 -p 5202 >/tmp/iperf-s.log 2>&1 &
 	local spid=$!
 	wait_for 10 sh -c "ip netns exec h2 ss -Hltn 'sport = :5202' | grep -q ."
