@@ -145,11 +145,14 @@ bench_tcp() {
 }
 
 # ---- perftest --------------------------------------------------------------
-# A spec is "NAME TOOL SIZE ITERS KIND [QPS]"; bytes moved = SIZE*ITERS*QPS.
+# A spec is "NAME TOOL SIZE ITERS KIND [QPS [FLAG]]"; bytes moved =
+# SIZE*ITERS*QPS; FLAG is one more perftest option for both ends (-e: wait
+# for completion events instead of busy-polling the CQ).
 sc() { awk -v n="$1" -v s="$scale" 'BEGIN { v = int(n * s); if (v < 5) v = 5; print v }'; }
 table_tests=(
 	"write_bw_64k ib_write_bw 65536 $(sc 3200) bw"
 	"read_bw_64k ib_read_bw 65536 $(sc 1600) bw"
+	"read_bw_64k_ev ib_read_bw 65536 $(sc 1600) bw 1 -e"
 	"send_bw_1m ib_send_bw 1048576 $(sc 160) bw"
 	"write_lat_64 ib_write_lat 64 $(sc 1000) lat"
 	"send_lat_64 ib_send_lat 64 $(sc 1000) lat"
@@ -184,14 +187,15 @@ port=19100
 bench_perf() {
 	local impl=$1 d1=$2 d2=$3 ns1=$4 ns2=$5 sip=$6 nrep=$7
 	shift 7
-	local spec name tool size n kind q r c0 c1 t0 t1 rc nok=0 nfail=0 qa samp
+	local spec name tool size n kind q flag r c0 c1 t0 t1 rc nok=0 nfail=0 qa samp
 	local x1=(ip netns exec "$ns1") x2=(ip netns exec "$ns2")
 	[[ $ns1 == - ]] && x1=()
 	[[ $ns2 == - ]] && x2=()
 	for spec in "$@"; do
-		read -r name tool size n kind q <<<"$spec"
+		read -r name tool size n kind q flag <<<"$spec"
 		q=${q:-1} qa=() samp=0
 		((q > 1)) && qa=(-q "$q")
+		[[ -n $flag ]] && qa+=("$flag")
 		# the steady state of a bandwidth run over the link (veth2 in h2)
 		[[ $kind == bw && $ns2 == h2 ]] && samp=1
 		for r in $(seq "$nrep"); do
