@@ -392,7 +392,7 @@ tcp_segs() {
 # vCPUs summed; the idle loop left out)
 bench_profile_lat() {
 	perf_ready || return
-	local n f=1999 rep=/tmp/perf-report.txt s1 s2 e1 e2
+	local n f=1999 s1 s2 e1 e2
 	n=$(sc 20000)
 	read -ra s1 < <(tcp_segs h1)
 	read -ra s2 < <(tcp_segs h2)
@@ -400,26 +400,61 @@ bench_profile_lat() {
 		mono_lat "prof_$1" 1 write
 	read -ra e1 < <(tcp_segs h1)
 	read -ra e2 < <(tcp_segs h2)
-	# "  12.34%  123  [kernel.kallsyms]  [k] sym": percent, samples, dso, kind, symbol
-	perf report -i /tmp/perf.data --no-children --sort dso,sym -n --stdio -g none 2>/dev/null |
-		grep -vE '^#|^$' >$rep
+	perf_report_flat
 	{
 		echo "# $1-write_lat_64: perf record -a -e cpu-clock -F $f during $n siw_lat write round trips (64 B)"
 		awk -v a=$((e1[0] - s1[0])) -v b=$((e2[0] - s2[0])) -v n="$n" -v l="$(grep -F "prof_$1" "$raw" | tail -n 1 | cut -f5)" \
 			'BEGIN { printf "TCP segments per round trip: client to server %.2f, server to client %.2f; p50 half round trip under perf %s us\n", a / n, b / n, l }'
-		awk -v f=$f -v n="$n" '
-			function us(x) { return x * 1e6 / f / n }
-			$5 ~ /^(native_safe_halt|default_idle|cpuidle|acpi_idle|pv_native_safe_halt)/ { idle += $2; next }
-			{ busy += $2; if ($4 == "[k]") k += $2; if ($4 == "[k]" && $5 ~ /^siw_/) sw += $2
-			  if (++i <= 25) top[i] = sprintf("%8.2f  %-20s %s %s", us($2), $3, $4, $5) }
-			END {
-				printf "%8.2f  CPU us per round trip, idle loop excluded (kernel %.2f, of it siw_* functions %.2f); idle %.2f\n", us(busy), us(k), us(sw), us(idle)
-				print "## top 25: CPU us per round trip, symbol"
-				for (j = 1; j <= i && j <= 25; j++) print top[j]
-			}' $rep
+		perf_per_op "$n" $f "round trip"
 	} >"$out/profile-lat-$1.txt"
 	log "profile lat $1: $(sed -n 2,3p "$out/profile-lat-$1.txt" | tr '\n' ' ')"
-	rm -f /tmp/perf.data $rep
+	rm -f /tmp/perf.data /tmp/perf-report.txt
+}
+# perf_report_flat: /tmp/perf.data -> /tmp/perf-report.txt, one line per
+# symbol: "  12.34%  123  [kernel.kallsyms]  [k] sym" (percent, samples,
+# dso, kind, symbol)
+perf_report_flat() {
+	perf report -i /tmp/perf.data --no-children --sort dso,sym -n --stdio -g none 2>/dev/null |
+		grep -vE '^#|^$' >/tmp/perf-report.txt
+}
+# perf_per_op N F WHAT: that report as CPU microseconds per WHAT (N of them,
+# sampled at F Hz): the sum without the idle loop, the kernel's and the
+# siw_* functions' parts, then the top 25 symbols
+perf_per_op() {
+	awk -v f="$2" -v n="$1" -v what="$3" '
+		function us(x) { return x * 1e6 / f / n }
+		$5 ~ /^(native_safe_halt|default_idle|cpuidle|acpi_idle|pv_native_safe_halt)/ { idle += $2; next }
+		{ busy += $2; if ($4 == "[k]") k += $2; if ($4 == "[k]" && $5 ~ /^siw_/) sw += $2
+		  if (++i <= 25) top[i] = sprintf("%8.2f  %-20s %s %s", us($2), $3, $4, $5) }
+		END {
+			printf "%8.2f  CPU us per %s, idle loop excluded (kernel %.2f, of it siw_* functions %.2f); idle %.2f\n", us(busy), what, us(k), us(sw), us(idle)
+			print "## top 25: CPU us per " what ", symbol"
+			for (j = 1; j <= i && j <= 25; j++) print top[j]
+		}' /tmp/perf-report.txt
+}
+# bench_profile_cm IMPL SERVER_IP: where the CPU of a connection goes (h1
+# connects to h2): perf record -a during siw_cmrate -> profile-cm-IMPL.txt,
+# CPU microseconds per connection (connect, disconnect, QP create and
+# destroy, both ends) per symbol
+bench_profile_cm() {
+	perf_ready || return
+	local n=$((cm_n / 2)) f=999 l
+	port=$((port + 1))
+	cm_listen h2 "$2:$port" "$n" /tmp/cm-s.log || { log "profile cm $1: listener failed"; kill $cm_pid 2>/dev/null; return; }
+	perf record -q -a -e cpu-clock -F $f -o /tmp/perf.data -- \
+		ip netns exec h1 timeout 240 "$SIW_TOP/tests/bin/siw_cmrate" rate -n "$n" "$2:$port" >/tmp/cm-c.log 2>&1
+	wait_for 20 sh -c "! kill -0 $cm_pid 2>/dev/null"
+	kill $cm_pid 2>/dev/null
+	wait $cm_pid 2>/dev/null
+	l=$(grep '^# rate ' /tmp/cm-c.log) || { log "profile cm $1 FAILED: $(tail -n 2 /tmp/cm-c.log | tr '\n' '|')"; return; }
+	perf_report_flat
+	{
+		echo "# $1-connect: perf record -a -e cpu-clock -F $f during $n rdma_cm connections (siw_cmrate rate: connect, disconnect, QP and CQ create and destroy, both ends)"
+		echo "$l (connections, seconds, per second, connect median and p90 in ms) under perf"
+		perf_per_op "$n" $f connection
+	} >"$out/profile-cm-$1.txt"
+	log "profile cm $1: $(sed -n 2,3p "$out/profile-cm-$1.txt" | tr '\n' ' ')"
+	rm -f /tmp/perf.data /tmp/perf-report.txt
 }
 bench_profile_tcp() {
 	perf_ready || return
@@ -612,7 +647,7 @@ for impl in $impls; do
 		;;
 	ours)
 		impl_up ours || continue
-		has profile && { bench_profile; bench_profile_lat ours; }
+		has profile && { bench_profile; bench_profile_lat ours; bench_profile_cm ours $H2; }
 		siw_phases ours
 		impl_down ours
 		;;
@@ -624,7 +659,7 @@ for impl in $impls; do
 		;;
 	ref)
 		impl_up ref || continue
-		has profile && bench_profile_lat ref
+		has profile && { bench_profile_lat ref; bench_profile_cm ref $H2; }
 		siw_phases ref
 		impl_down ref
 		;;

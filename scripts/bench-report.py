@@ -347,7 +347,8 @@ o.close()
 # ---- profile ----
 profs = sorted(glob.glob(os.path.join(out, 'profile-*.txt')))
 if profs:
-    order = ['tcp-iperf3', 'ours-write_bw_64k', 'ours-read_bw_64k', 'ours-send_bw_1m', 'lat-ours', 'lat-ref']
+    order = ['tcp-iperf3', 'ours-write_bw_64k', 'ours-read_bw_64k', 'ours-send_bw_1m', 'lat-ours', 'lat-ref',
+             'cm-ours', 'cm-ref']
     profs.sort(key=lambda f: order.index(os.path.basename(f)[8:-4]) if os.path.basename(f)[8:-4] in order else 9)
     with open(os.path.join(out, 'profile.md'), 'w') as q:
         q.write(f"Profile {meta.get('date', '?')}, kernel {meta.get('kernel', '?')}, commit "
@@ -357,7 +358,9 @@ if profs:
                 "(self time; `[k]` kernel, `[.]` user), then the top 15 kernel entries without the idle loop. "
                 "The `*-write_lat_64` entries, ours and the reference siw in the same boot: `perf record -a "
                 "-e cpu-clock -F 1999` (no call graphs) during a long `siw_lat` 64 B RDMA Write ping-pong; "
-                "each symbol as CPU microseconds per round trip (both vCPUs summed), the idle loop left out.\n\n")
+                "each symbol as CPU microseconds per round trip (both vCPUs summed), the idle loop left out. "
+                "The `*-connect` entries: the same sampling (-F 999) during half the connection-rate "
+                "phase's connections (`siw_cmrate rate`), as CPU microseconds per connection.\n\n")
         for f in profs:
             lines = open(f).read().splitlines()
             q.write(f"**{lines[0].lstrip('# ').split(':')[0]}**\n\n```\n")
