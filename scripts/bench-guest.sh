@@ -424,12 +424,15 @@ perf_per_op() {
 	awk -v f="$2" -v n="$1" -v what="$3" '
 		function us(x) { return x * 1e6 / f / n }
 		$5 ~ /^(native_safe_halt|default_idle|cpuidle|acpi_idle|pv_native_safe_halt)/ { idle += $2; next }
-		{ busy += $2; if ($4 == "[k]") k += $2; if ($4 == "[k]" && $5 ~ /^siw_/) sw += $2
+		{ busy += $2; if ($4 == "[k]") k += $2
+		  if ($4 == "[k]" && $5 ~ /^siw_/) { sw += $2; if (++m <= 15) own[m] = sprintf("%8.2f  %s", us($2), $5) }
 		  if (++i <= 25) top[i] = sprintf("%8.2f  %-20s %s %s", us($2), $3, $4, $5) }
 		END {
 			printf "%8.2f  CPU us per %s, idle loop excluded (kernel %.2f, of it siw_* functions %.2f); idle %.2f\n", us(busy), what, us(k), us(sw), us(idle)
 			print "## top 25: CPU us per " what ", symbol"
 			for (j = 1; j <= i && j <= 25; j++) print top[j]
+			print "## the module: top 15 siw_* functions, CPU us per " what
+			for (j = 1; j <= m && j <= 15; j++) print own[j]
 		}' /tmp/perf-report.txt
 }
 # bench_profile_cm IMPL SERVER_IP: where the CPU of a connection goes (h1
