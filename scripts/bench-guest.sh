@@ -305,7 +305,9 @@ mem_hold() {
 	"$@" <$fifo >/tmp/hold.log 2>&1 &
 	pid=$!
 	exec 9>$fifo
-	if wait_for 150 grep -q '^# holding' /tmp/hold.log; then
+	# until it holds them, or gave up (the reference siw runs out of CQs)
+	wait_for 150 sh -c "grep -q '^# holding' /tmp/hold.log || ! kill -0 $pid 2>/dev/null"
+	if grep -q '^# holding' /tmp/hold.log; then
 		sleep 1
 		b=$(mem_now)
 		awk -v OFS='\t' -v i="$impl" -v k="$kind" -v n="$n" -v a="$a" -v b="$b" 'BEGIN {
