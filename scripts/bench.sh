@@ -10,7 +10,8 @@
 #   --quick       development run: 1 rep, scale 0.3, fewer sweep/QP points,
 #                 50 connections (about 8 min)
 #   --profile     only the profile phase (perf record during ib_write/read/
-#                 send_bw of ours and iperf3): about 4 min
+#                 send_bw of ours and iperf3, the latency and connection
+#                 profiles of ours and the reference siw): about 7 min
 #   --reps N      repetitions per main-table measurement, median reported (3)
 #   --scale F     multiply the perftest iteration counts by F (1)
 #   --phases P    guest phases to run (default all; see bench-guest.sh)
@@ -36,7 +37,7 @@ phases="table sweep qps cm mem profile lat" quick=0 clock=tsc
 while (($#)); do
 	case $1 in
 	--quick) quick=1 reps=1 scale=0.3; shift ;;
-	--profile) phases=profile impls="tcp ours"; shift ;;
+	--profile) phases=profile impls="tcp ours ref"; shift ;;
 	--phases) phases=$2; shift 2 ;;
 	--reps) reps=$2; shift 2 ;;
 	--scale) scale=$2; shift 2 ;;
