@@ -264,19 +264,23 @@ cm_listen() {
 	wait_for 30 grep -q '^# listening' "$4"
 }
 # bench_cm IMPL NS1 NS2 SERVER_IP: N sequential connect+disconnect
+# ($CM_N, default $cm_n; the client under $CM_WRAP if set); the rate line
+# is left in $cm_line ("" on failure)
 bench_cm() {
-	local impl=$1 ns1=$2 ns2=$3 sip=$4 c0 c1 t0 t1 out x1=(ip netns exec "$2")
+	local impl=$1 ns1=$2 ns2=$3 sip=$4 c0 c1 t0 t1 out x1=(ip netns exec "$2") n=${CM_N:-$cm_n}
 	[[ $ns1 == - ]] && x1=()
+	cm_line=
 	port=$((port + 1))
-	cm_listen "$ns2" "$sip:$port" "$cm_n" /tmp/cm-s.log || { log "$impl cm: listener failed: $(tail -n 2 /tmp/cm-s.log)"; kill $cm_pid 2>/dev/null; return; }
+	cm_listen "$ns2" "$sip:$port" "$n" /tmp/cm-s.log || { log "$impl cm: listener failed: $(tail -n 2 /tmp/cm-s.log)"; kill $cm_pid 2>/dev/null; return; }
 	c0=$(cpu_now) t0=$(now)
-	out=$("${x1[@]}" timeout 240 "$SIW_TOP/tests/bin/siw_cmrate" rate -n "$cm_n" "$sip:$port" 2>&1)
+	out=$(${CM_WRAP:-} "${x1[@]}" timeout 240 "$SIW_TOP/tests/bin/siw_cmrate" rate -n "$n" "$sip:$port" 2>&1)
 	t1=$(now) c1=$(cpu_now)
 	wait_for 20 sh -c "! kill -0 $cm_pid 2>/dev/null"
 	kill $cm_pid 2>/dev/null
 	wait $cm_pid 2>/dev/null
 	local l
 	l=$(grep '^# rate ' <<<"$out")
+	cm_line=$l
 	if [[ -n $l ]]; then
 		# "# rate N T RATE P50 P90": value = connections/s, value2 = median ms
 		read -r _ _ n t rate p50 p90 <<<"$l"
@@ -443,19 +447,14 @@ perf_per_op() {
 # destroy, both ends) per symbol
 bench_profile_cm() {
 	perf_ready || return
-	local n=$((cm_n / 2)) f=999 l
-	port=$((port + 1))
-	cm_listen h2 "$2:$port" "$n" /tmp/cm-s.log || { log "profile cm $1: listener failed"; kill $cm_pid 2>/dev/null; return; }
-	perf record -q -a -e cpu-clock -F $f -o /tmp/perf.data -- \
-		ip netns exec h1 timeout 240 "$SIW_TOP/tests/bin/siw_cmrate" rate -n "$n" "$2:$port" >/tmp/cm-c.log 2>&1
-	wait_for 20 sh -c "! kill -0 $cm_pid 2>/dev/null"
-	kill $cm_pid 2>/dev/null
-	wait $cm_pid 2>/dev/null
-	l=$(grep '^# rate ' /tmp/cm-c.log) || { log "profile cm $1 FAILED: $(tail -n 2 /tmp/cm-c.log | tr '\n' '|')"; return; }
+	local n=$((cm_n / 2)) f=999
+	CM_WRAP="perf record -q -a -e cpu-clock -F $f -o /tmp/perf.data --" CM_N=$n \
+		bench_cm "prof_$1" h1 h2 "$2"
+	[[ -n $cm_line ]] || return
 	perf_report_flat
 	{
 		echo "# $1-connect: perf record -a -e cpu-clock -F $f during $n rdma_cm connections (siw_cmrate rate: connect, disconnect, QP and CQ create and destroy, both ends)"
-		echo "$l (connections, seconds, per second, connect median and p90 in ms) under perf"
+		echo "$cm_line (connections, seconds, per second, connect median and p90 in ms) under perf"
 		perf_per_op "$n" $f connection
 	} >"$out/profile-cm-$1.txt"
 	log "profile cm $1: $(sed -n 2,3p "$out/profile-cm-$1.txt" | tr '\n' ' ')"

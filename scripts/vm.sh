@@ -76,15 +76,14 @@ initrd=$("$top/scripts/mkinitramfs.sh" "$kver") || { echo "vm.sh: initramfs buil
 
 # Guest-side timeout leaves room for boot and shutdown.
 boot_allow=90 cpu=max
-[[ $kname == debug ]] && boot_allow=300
-# The debug kernel runs with 4-level paging (la57=off): with 5-level, its
-# KASAN reported a wild access when an interrupt came while identify_cpu()
-# had cleared the boot CPU's feature bits (LA57 among them): "wild-memory-
-# access in do_raw_spin_lock" from handle_edge_irq, RIP in identify_cpu,
-# task swapper/0, at an ff11... (5-level direct map) address. The others
-# keep 5-level paging: under TCG they ran 25-40% slower without it
-# (scripts/bench.sh, TCP and ours alike).
-[[ $kname == debug ]] && cpu=max,la57=off
+# The debug kernel boots slower, and runs with 4-level paging (la57=off):
+# with 5-level, its KASAN reported a wild access when an interrupt came
+# while identify_cpu() had cleared the boot CPU's feature bits (LA57 among
+# them): "wild-memory-access in do_raw_spin_lock" from handle_edge_irq, RIP
+# in identify_cpu, task swapper/0, at an ff11... (5-level direct map)
+# address. The others keep 5-level paging: under TCG they ran 25-40%
+# slower without it (scripts/bench.sh, TCP and ours alike).
+[[ $kname == debug ]] && boot_allow=300 cpu=max,la57=off
 gtimeout=$((wall - boot_allow))
 ((gtimeout >= 30)) || gtimeout=30
 
