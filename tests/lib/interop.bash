@@ -79,41 +79,75 @@ io_load_ref() {
 # io_step NAME TIMEOUT PORT "SERVER CMD" "CLIENT CMD": role b runs the
 # server (must listen on PORT), role a the client after a barrier. Sets
 # IO_OUT (this side's output file); fails unless this side's command exits 0.
+# The client's end is told to b at once (port 45996): a server still
+# running IO_GRACE s after it is stopped, not waited on for TIMEOUT (a
+# perftest server waits forever for a client that gave up).
+IO_GRACE=30
 io_step() {
 	local name=$1 t=$2 port=$3 scmd=$4 ccmd=$5 rc=0
 	IO_OUT=$TMPD/$name.$SIW_ROLE
+	IO_NOTE=
+	IO_STEP_MARK=$(dmesg_mark)
 	if [[ $SIW_ROLE == b ]]; then
 		# shellcheck disable=SC2086
 		timeout "$t" $scmd >"$IO_OUT" 2>&1 &
-		local spid=$!
+		local spid=$! hpid cend=0 peer=$IO_OUT.client
 		on_exit "kill $spid"
 		# shellcheck disable=SC2317
 		_io_listening() { ss -Hltn "sport = :$1" | grep -q .; }
 		wait_for 30 _io_listening "$port" || io_fail "$name: server not listening on port $port: $(tail -n 5 "$IO_OUT")"
+		: >"$peer"
+		timeout "$t" busybox nc -l -p 45996 </dev/null >"$peer" 2>/dev/null &
+		hpid=$!
 		pair_barrier "$name-up" 300
+		while kill -0 "$spid" 2>/dev/null; do
+			if ((!cend)) && [[ -s $peer ]]; then
+				cend=$SECONDS
+			elif ((cend && SECONDS - cend >= IO_GRACE)); then
+				IO_NOTE=" ($IO_GRACE s after the client ended: $(cat "$peer"))"
+				break
+			fi
+			sleep 0.2
+		done
+		[[ -z $IO_NOTE ]] || t=0
 		wait_pid "$spid" "$t" || rc=$?
+		wait "$hpid" 2>/dev/null || true
 	else
 		pair_barrier "$name-up" 300
 		# shellcheck disable=SC2086
 		timeout "$t" $ccmd >"$IO_OUT" 2>&1 || rc=$?
+		_pair_say "$name-client" "$t" 45996 "client rc=$rc"
 	fi
 	local what=client cmd=$ccmd
 	[[ $SIW_ROLE == b ]] && what=server cmd=$scmd
-	io_log "$name: $what '$cmd' rc=$rc"
+	io_log "$name: $what '$cmd' rc=$rc$IO_NOTE"
 	# (no output at all is a step failure below, not an abort of the case)
 	{ grep -v 'ping data: ' "$IO_OUT" || true; } | tail -n 25 | cut -c1-300 | sed "s/^/[$name] /"
-	IO_RC=$rc IO_WHAT="$name: $what" IO_T=$t
+	IO_RC=$rc IO_WHAT="$name: $what" IO_T=$2
 	((${IO_DEFER:-0})) || io_step_verdict
-	pair_barrier "$name-done" "$t"
+	pair_barrier "$name-done" "$2"
 }
 # io_step_verdict: record the last io_step's failure (io_step does it
-# itself unless IO_DEFER=1, for a step that may be repeated)
+# itself unless IO_DEFER=1, for a step that may be repeated), with the
+# output's last line, which for perftest names what went wrong
 io_step_verdict() {
-	if ((IO_RC == 124)); then
-		io_soft "$IO_WHAT timed out after ${IO_T}s" || true
+	local last klog why
+	last=$(grep -v '^ *-*$' "$IO_OUT" 2>/dev/null | tail -n 1 | cut -c1-160)
+	if [[ -n $IO_NOTE ]]; then
+		why="still running$IO_NOTE"
+	elif ((IO_RC == 124)); then
+		why="timed out after ${IO_T}s"
 	elif ((IO_RC != 0)); then
-		io_soft "$IO_WHAT exited $IO_RC" || true
+		why="exited $IO_RC: ${last:-no output}"
+	else
+		return 0
 	fi
+	klog=$(io_step_klog | tail -n 1 | cut -c1-200)
+	io_soft "$IO_WHAT $why${klog:+ [kernel: $klog]}" || true
+}
+# io_step_klog: this guest's siw kernel lines since the last io_step began
+io_step_klog() {
+	dmesg_since "$IO_STEP_MARK" | grep -i 'siw' | grep -v 'siwtest' || true
 }
 
 # io_rping SIZE COUNT PORT
@@ -142,21 +176,40 @@ io_datacheck() {
 
 # io_perf TOOL PORT ARGS...
 io_perf() {
-	local tool=$1 port=$2 run again; shift 2
+	local tool=$1 port=$2 run again stop; shift 2
 	# a run whose TSC calibration missed on either side (pt_calib_missed:
 	# with -F it prints 0.00 or inf) is repeated by both, twice at most
 	for run in 1 2 3; do
-		IO_DEFER=1 io_step "$tool-$port" 300 "$port" \
+		IO_DEFER=1 io_step "$tool-$port" 180 "$port" \
 			"$tool -d $IO_DEV -R -p $port -F $*" \
 			"$tool -d $IO_DEV -R -p $port -F $* $SIW_PEER_IP"
+		((run < 3)) || break
 		again=0
-		if ((run < 3)) && pt_calib_missed "$IO_OUT" &&
+		if pt_calib_missed "$IO_OUT" &&
 			! { ((IO_RC == 0)) && { [[ $SIW_ROLE == b ]] || pt_has_figures "$IO_OUT"; }; }; then
 			again=1
 		fi
 		pair_or "$tool-$port-$run" "$again" 300
-		((PAIR_OR)) || break
-		io_log "$tool $*: perftest's TSC calibration missed (run $run); both sides repeat"
+		if ((PAIR_OR)); then
+			io_log "$tool $*: perftest's TSC calibration missed (run $run); both sides repeat"
+			continue
+		fi
+		# perftest makes its first rdma_cm connection (its own data
+		# exchange) once, without retrying: a client that could not
+		# connect fails and leaves the server waiting. Repeated once,
+		# and only when our module logged nothing in this step (it
+		# logs every connection it refuses or loses).
+		stop=0
+		if [[ $SIW_ROLE == a ]]; then
+			grep -qE 'Unable to perform rdma_client function|Unexpected CM event' "$IO_OUT" || stop=1
+		fi
+		if [[ $IO_SIDE == ours ]] && io_step_klog | grep -q .; then
+			stop=1
+		fi
+		((run == 1)) || stop=1
+		pair_or "$tool-$port-$run-conn" "$stop" 300
+		((PAIR_OR)) && break
+		io_log "$tool $*: the client's first connection failed$([[ $SIW_ROLE == a ]] && grep -m1 -E 'Unexpected CM event|Unable to perform' "$IO_OUT" | sed 's/^ */: /'); both sides repeat once"
 	done
 	io_step_verdict
 	((IO_RC == 0)) || return 0
