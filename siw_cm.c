@@ -248,21 +248,6 @@ static void siw_sk_data_ready(struct sock *sk)
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
-/*
- * Our own FIN going out (FIN_WAIT1) and being acknowledged (FIN_WAIT2)
- * need no step: the endpoint waits for the peer's FIN, which comes as a
- * state change of its own. Not queueing these saves two work items, and
- * a worker wake-up each, per orderly close.
- */
-static bool siw_sk_state_news(const struct sock *sk)
-{
-	int st = READ_ONCE(sk->sk_state);
-
-	return (st != TCP_FIN_WAIT1 && st != TCP_FIN_WAIT2) ||
-	       READ_ONCE(sk->sk_err) ||
-	       (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN);
-}
-
 static void siw_sk_state_change(struct sock *sk)
 {
 	struct siw_cep *cep;
@@ -270,8 +255,7 @@ static void siw_sk_state_change(struct sock *sk)
 	read_lock_bh(&sk->sk_callback_lock);
 	cep = sk->sk_user_data;
 	if (cep) {
-		if (siw_sk_state_news(sk))
-			siw_cep_kick(cep, SIW_EV_SOCK);
+		siw_cep_kick(cep, SIW_EV_SOCK);
 		cep->orig_state_change(sk);
 	}
 	read_unlock_bh(&sk->sk_callback_lock);
