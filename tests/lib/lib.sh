@@ -74,6 +74,21 @@ pt_calib_missed() { grep -qs 'Correlation coefficient r^2' "$@"; }
 # pt_has_figures FILE: a perftest results row with a nonzero figure (not
 # the 0.00 or inf of a missed calibration)
 pt_has_figures() { grep -qE '^ *[0-9]+ +[0-9]+ +[0-9.]*[1-9]' "$1"; }
+# pt_result_ok FILE "PERFTEST ARGS": FILE (a client's output) has a result
+# row with figures; or perftest's TSC calibration missed (under TCG it
+# does, even three runs in a row), so the figures are its clock's, and a
+# row shows all the -n iterations done (with the exit code, every work
+# request completed). Sets PT_NOCLOCK=1 in that second case.
+pt_result_ok() {
+	local iters
+	PT_NOCLOCK=0
+	pt_has_figures "$1" && return 0
+	iters=$(sed -nE 's/(^|.* )-n ([0-9]+)( .*|$)/\2/p' <<<"$2")
+	[[ -n $iters ]] && pt_calib_missed "$1" &&
+		grep -qE "^ *[0-9]+ +$iters +" "$1" || return 1
+	# shellcheck disable=SC2034 # for the caller
+	PT_NOCLOCK=1
+}
 
 # expect_fail CMD...: CMD must exit non-zero; its output in $EXPECT_OUT
 expect_fail() {
