@@ -80,7 +80,7 @@ io_load_ref() {
 # server (must listen on PORT), role a the client after a barrier. Sets
 # IO_OUT (this side's output file); fails unless this side's command exits 0.
 # The client's end is told to b at once (port 45996): a server still
-# running IO_GRACE s after it is stopped, not waited on for TIMEOUT (a
+# running IO_GRACE s after that is stopped, not waited on for TIMEOUT (a
 # perftest server waits forever for a client that gave up).
 IO_GRACE=30
 io_step() {
