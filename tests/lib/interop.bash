@@ -174,6 +174,8 @@ io_datacheck() {
 	! grep -q '^FAIL' "$IO_OUT" || io_soft "$name: FAIL lines in the output" || true
 }
 
+# what perftest's client prints when its first connection failed
+IO_PT_NOCONN='Unable to perform rdma_client function|Unexpected CM event'
 # io_perf TOOL PORT ARGS...
 io_perf() {
 	local tool=$1 port=$2 run again stop; shift 2
@@ -202,7 +204,7 @@ io_perf() {
 		# every connection it refuses or loses).
 		stop=0
 		if [[ $SIW_ROLE == a ]]; then
-			grep -qE 'Unable to perform rdma_client function|Unexpected CM event' "$IO_OUT" || stop=1
+			grep -qE "$IO_PT_NOCONN" "$IO_OUT" || stop=1
 		fi
 		if [[ $IO_SIDE == ours ]] &&
 			io_step_klog | grep -vqE 'TCP connect to [^ ]+ failed: -111$'; then
@@ -211,7 +213,7 @@ io_perf() {
 		((run == 1)) || stop=1
 		pair_or "$tool-$port-$run-conn" "$stop" 300
 		((PAIR_OR)) && break
-		io_log "$tool $*: the client's first connection failed$([[ $SIW_ROLE == a ]] && grep -m1 -E 'Unexpected CM event|Unable to perform' "$IO_OUT" | sed 's/^ */: /'); both sides repeat once"
+		io_log "$tool $*: the client's first connection failed$([[ $SIW_ROLE == a ]] && grep -m1 -E "$IO_PT_NOCONN" "$IO_OUT" | sed 's/^ */: /'); both sides repeat once"
 	done
 	io_step_verdict
 	((IO_RC == 0)) || return 0
