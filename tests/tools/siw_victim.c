@@ -12,8 +12,13 @@
  *       -g FILE  connect: start connection k only once FILE holds a number
  *                >= k (the peer's go-ahead, so no request waits in its
  *                backlog while it still checks the previous case)
- *       -r BYTES once connected, post one RDMA Read of BYTES from the
- *                peer (STag 0xabc, TO 0x1000) into the MR's last bytes
+ *       -r BYTES once connected, post RDMA Reads of BYTES each from the
+ *                peer: Read k (k = 0, 1, ..; wr_id 100 + k) from STag 0xabc,
+ *                TO 0x1000 * (k + 1) into the MR's last bytes (Read 0) or
+ *                the BYTES before those of Read k - 1. One Read per
+ *                connection, unless the go-ahead file (-g) says more: its
+ *                line "K [READS]" lets connection K start and post READS
+ *                Reads (at most 2, the ORD the victim asks for)
  *
  * Per connection: a target MR (remote write/read) placed unaligned between
  * guard bytes, a second MR in another PD, a local-only MR, and receive
@@ -22,12 +27,15 @@
  *   "VICT" rkey addr(8) len | pd2 rkey | local rkey | recv_len nrecv conn_id
  * (big endian). Everything it sees is printed as one line:
  *   CONN id qpn=.. | EV id EVENT status=S | WC id status=.. opcode=.. len=..
- *   [data=hex] | ASYNC id EVENT | END id guard=ok|bad@WHERE+OFF
+ *   wr=WR_ID [data=hex] | ASYNC id EVENT | END id guard=ok|bad@WHERE+OFF
  *   mr=same|changed fnv=HEX wc_ok=N wc_err=N async=N
  * A connection ends at DISCONNECTED (or an error event, or -w); its CQ is
  * drained, the guards checked, END printed and everything destroyed.
+ * SIGINT/SIGTERM (the harness, once the peer is done) or -t: every open
+ * connection ends as above, then "EXIT bad_guard=N conns=N why=WHY".
  * Exit 0 unless a guard was hit or setup failed.
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <stdarg.h>
 #include <string.h>
@@ -58,14 +66,22 @@ struct conn {
 	int established, closing, dead_ev;
 	double close_at, start;
 	int wc_ok, wc_err, async;
+	int nreads;		/* RDMA Reads to post once established */
 };
 
 static struct conn *conns[MAXC];
 static struct ibv_pd *pd;
 static struct ibv_context *ctx;
 static int next_id, bad_guard, ird = 4;
-static unsigned int read_len;	/* -r: post one RDMA Read once connected */
+static unsigned int read_len;	/* -r: post RDMA Reads once connected */
 static const char *gofile;
+static int next_reads = 1;	/* Reads of the connection started next */
+static volatile sig_atomic_t stop_sig;
+
+static void on_signal(int sig)
+{
+	stop_sig = sig;
+}
 
 static uint8_t init_byte(size_t i, int which)
 {
@@ -143,6 +159,7 @@ static struct conn *conn_new(struct rdma_cm_id *cm)
 		      fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
 	}
 	c->id = next_id++;
+	c->nreads = next_reads;
 	c->start = now_s();
 	c->cm = cm;
 	cm->context = c;
@@ -235,9 +252,11 @@ static void drain_cq(struct conn *c)
 			} else {
 				c->wc_err++;
 			}
-			out("WC %d status=%s opcode=%d len=%u%s%s", c->id,
-			    ibv_wc_status_str(wc[i].status), wc[i].opcode,
-			    wc[i].byte_len, hex[0] ? " data=" : "", hex);
+			out("WC %d status=%s opcode=%d len=%u wr=%llu%s%s",
+			    c->id, ibv_wc_status_str(wc[i].status),
+			    wc[i].opcode, wc[i].byte_len,
+			    (unsigned long long)wc[i].wr_id,
+			    hex[0] ? " data=" : "", hex);
 		}
 	}
 }
@@ -353,16 +372,22 @@ static void on_async(void)
 
 static struct rdma_event_channel *ch;
 
-static int go_count(void)
+/* the peer's go-ahead "K [READS]": K, and READS into *reads (1 if absent) */
+static int go_count(int *reads)
 {
 	FILE *f = fopen(gofile, "r");
-	int n = 0;
+	int n = 0, r = 1;
 
 	if (f) {
 		if (fscanf(f, "%d", &n) != 1)
 			n = 0;
+		else if (fscanf(f, "%d", &r) != 1)
+			r = 1;
 		fclose(f);
 	}
+	if (r < 1 || r > 2)
+		r = 1;
+	*reads = r;
 	return n;
 }
 
@@ -376,20 +401,31 @@ static void start_connect(struct sockaddr_in *sa)
 		DIE("rdma_resolve_addr: %s", strerror(errno));
 }
 
-static void post_read(struct conn *c)
+static void post_reads(struct conn *c)
 {
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)c->buf + GUARD + MR_LEN - read_len,
-		.length = read_len, .lkey = c->mr->lkey,
-	};
-	struct ibv_send_wr wr = {
-		.wr_id = 100, .sg_list = &sge, .num_sge = 1,
-		.opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
-		.wr.rdma = { .remote_addr = 0x1000, .rkey = 0xabc },
-	}, *bad;
+	int k;
 
-	if (ibv_post_send(c->cm->qp, &wr, &bad))
-		out("# post read: %s", strerror(errno));
+	for (k = 0; k < c->nreads; k++) {
+		struct ibv_sge sge = {
+			.addr = (uintptr_t)c->buf + GUARD + MR_LEN -
+				(k + 1) * read_len,
+			.length = read_len, .lkey = c->mr->lkey,
+		};
+		struct ibv_send_wr wr = {
+			.wr_id = 100 + k, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_READ,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { .remote_addr = 0x1000 * (k + 1),
+				     .rkey = 0xabc },
+		}, *bad;
+		int rc = ibv_post_send(c->cm->qp, &wr, &bad);
+
+		if (rc)
+			out("# post read %d: %s", k, strerror(rc));
+		else
+			out("READ %d wr=%d len=%u to=0x%x", c->id, 100 + k,
+			    read_len, 0x1000 * (k + 1));
+	}
 }
 
 static void on_cm(int *live)
@@ -444,7 +480,7 @@ static void on_cm(int *live)
 			if (c)
 				c->established = 1;
 			if (c && read_len)
-				post_read(c);
+				post_reads(c);
 			break;
 		case RDMA_CM_EVENT_ADDR_ERROR:
 		case RDMA_CM_EVENT_ROUTE_ERROR:
@@ -467,7 +503,9 @@ static void on_cm(int *live)
 int main(int argc, char **argv)
 {
 	double t = 120, w = 20, end, cstart = 0;
-	int n = 1, started = 0, live = 0, opt, i, connect_mode;
+	int n = 1, started = 0, live = 0, opt, i, connect_mode, nconn = 0;
+	const char *why = "time";
+	struct sigaction sa_sig = { .sa_handler = on_signal };
 	struct sockaddr_in sa;
 	struct rdma_cm_id *lid = NULL;
 
@@ -497,6 +535,11 @@ int main(int argc, char **argv)
 	}
 	if (argc - optind != 2)
 		DIE("usage: siw_victim listen|connect [opts] ADDR:PORT");
+	if (read_len && 2 * read_len > MR_LEN)
+		DIE("-r %u: two Reads do not fit the MR (%d bytes)", read_len, MR_LEN);
+	sigemptyset(&sa_sig.sa_mask);
+	sigaction(SIGINT, &sa_sig, NULL);
+	sigaction(SIGTERM, &sa_sig, NULL);
 	connect_mode = !strcmp(argv[optind], "connect");
 	parse_addr_port(argv[optind + 1], &sa);
 	end = now_s() + t;
@@ -512,6 +555,12 @@ int main(int argc, char **argv)
 		out("READY listen");
 	}
 	while (now_s() < end) {
+		int reads = 1;
+
+		if (stop_sig) {
+			why = stop_sig == SIGINT ? "SIGINT" : "SIGTERM";
+			break;
+		}
 		struct pollfd pf[2] = { { .fd = ch->fd, .events = POLLIN },
 					{ .fd = ctx ? ctx->async_fd : -1,
 					  .events = POLLIN } };
@@ -520,11 +569,15 @@ int main(int argc, char **argv)
 		if (connect_mode) {
 			for (i = 0; i < MAXC; i++)
 				any |= !!conns[i];
-			if (!any && !live && started >= n)
+			if (!any && !live && started >= n) {
+				why = "done";
 				break;
-			if (!any && !live && gofile && go_count() <= started) {
+			}
+			if (!any && !live && gofile &&
+			    go_count(&reads) <= started) {
 				/* wait for the peer's go-ahead */
 			} else if (!any && !live) {
+				next_reads = reads;
 				start_connect(&sa);
 				started++;
 				live = 1;
@@ -551,6 +604,7 @@ int main(int argc, char **argv)
 				conn_close(c);
 			}
 			if (c->closing && now_s() >= c->close_at) {
+				nconn++;
 				conn_end(i);
 				live = 0;
 			}
@@ -560,6 +614,7 @@ int main(int argc, char **argv)
 		if (conns[i]) {
 			out("TIMEOUT %d", conns[i]->id);
 			conn_close(conns[i]);
+			nconn++;
 			conn_end(i);
 		}
 	}
@@ -568,6 +623,6 @@ int main(int argc, char **argv)
 	if (pd)
 		ibv_dealloc_pd(pd);
 	rdma_destroy_event_channel(ch);
-	out("EXIT bad_guard=%d", bad_guard);
+	out("EXIT bad_guard=%d conns=%d why=%s", bad_guard, nconn, why);
 	return bad_guard ? 1 : 0;
 }

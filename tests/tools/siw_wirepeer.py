@@ -19,10 +19,13 @@ view of the connection (error completion or async event instead of a
 hang, guard bytes intact, the MR unchanged when nothing valid was
 written), and that the device counters (rdma stat) moved.
 
+First line "PLAN mode N": the N cases selected (as --list prints them).
 One line per case: "CASE name PASS|FAIL|XFAIL|XPASS secs detail".
 XFAIL: failed but listed in the --xfail file (known module bug, see the
 file); XPASS (listed but passed) counts as a failure so the list is kept
-current. Exit 0 iff no FAIL and no XPASS.
+current. Last line "SUMMARY mode ran=N of N PASS=.. FAIL=.. XFAIL=..
+XPASS=.. total Ns". Exit 0 iff every planned case ran (N > 0), with no
+FAIL and no XPASS.
 """
 import argparse
 import json
@@ -435,15 +438,16 @@ class Peer:
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return s
 
-    def take_request(self, timeout=30.0):
+    def take_request(self, timeout=30.0, reads=1):
         """The victim's next MPA request. A connection that died waiting
         (the victim's MPA timer runs while a case before still checks) is
-        skipped."""
+        skipped. reads: RDMA Reads the victim posts on that connection
+        (siw_victim -g: the go-ahead line "K READS")."""
         for _ in range(4):
             if self.a.go:
                 self.go += 1
                 with open(self.a.go + ".tmp", "w") as f:
-                    f.write("%d\n" % self.go)
+                    f.write("%d %d\n" % (self.go, reads))
                 os.rename(self.a.go + ".tmp", self.a.go)
             s = self.accept(timeout)
             r, end = self.read_mpa(s, 3.0)
@@ -572,7 +576,7 @@ slow-sender flood sane-after
 rep-sane rep-key rep-rev0 rep-reject rep-pdlen-513 rep-truncated-rst
 rep-silence rep-crc-unasked rep-second-reply rep-fpdu-with-reply
 rep-ird-zero-read rresp-good rresp-too-long rresp-short 
-rresp-terminate rep-p2p-read-rtr
+rresp-terminate rresp-terminate-second-read rep-p2p-read-rtr
 rep-sane-after
 """.split())
 
@@ -1647,6 +1651,7 @@ def main():
         for n, *_ in sel:
             print(n)
         return 0
+    print("PLAN %s %d %s" % (a.mode, len(sel), " ".join(n for n, *_ in sel)), flush=True)
     xfail = set()
     if a.xfail and os.path.exists(a.xfail):
         for ln in open(a.xfail):
@@ -1682,8 +1687,13 @@ def main():
         res[st] += 1
         print("CASE %s %s %.1fs %s" % (name, st, time.time() - t0,
                                        "; ".join(x.errs + x.notes)), flush=True)
-    print("SUMMARY %s %s total %.0fs" % (a.mode, " ".join("%s=%d" % kv for kv in res.items()),
-                                         time.time() - t_all), flush=True)
+    ran = sum(res.values())
+    print("SUMMARY %s ran=%d of %d %s total %.0fs" % (a.mode, ran, len(sel),
+                                                    " ".join("%s=%d" % kv for kv in res.items()),
+                                                    time.time() - t_all), flush=True)
+    if not sel or ran != len(sel):
+        print("# ran %d of %d planned cases" % (ran, len(sel)), flush=True)
+        return 1
     return 0 if res["FAIL"] == 0 and res["XPASS"] == 0 else 1
 
 
@@ -1777,6 +1787,57 @@ def c_rresp_term(x):
                for l in x.p.vlog.since(x.vm)):
         x.err("victim's Read did not complete with a remote access error: %s" %
               [l for l in x.p.vlog.since(x.vm) if l.startswith("WC")][:3])
+    x.counters(term_rx=1)
+
+
+@case("rresp-terminate-second-read", mode="passive")
+def c_rresp_term2(x):
+    """two Reads of the victim outstanding; the peer refuses the SECOND with
+    a Terminate whose copied headers (RFC 5040 4.8: M, D and R set; the DDP
+    Segment Length, the DDP untagged header with QN 1 and that Read
+    Request's MSN, the RDMA Read Request header) name it. The Terminate
+    fails the Read it names with its error (remote protection: remote
+    access error); the first Read, which nothing refused, is flushed when
+    the QP goes to error (issue 21, defect 10)"""
+    c = x.p.take_request(reads=2)
+    c.send(rep())
+    raw, end = b"", time.time() + 4.0
+    while time.time() < end:
+        raw += c.collect(0.5, until_close=False).raw
+        fr = Frames(raw, "open", c.crc)
+        rq = [b for b, _ in fr.fpdus if struct.unpack(">H", b[:2])[0] & 0xF == RREQ]
+        if len(rq) >= 2:
+            break
+    if len(rq) != 2:
+        x.err("victim posted %d Read Requests, want 2 (ops %s)" % (len(rq), fr.ops()))
+        c.close("rst")
+        x.victim(c, error=None, mr=None)
+        return
+    qn2, msn2 = struct.unpack(">II", rq[1][6:14])
+    msn1 = struct.unpack(">I", rq[0][10:14])[0]
+    src2 = struct.unpack(">IQ", rq[1][34:46])
+    x.note("Read Requests MSN %d and %d; the Terminate names MSN %d" % (msn1, msn2, msn2))
+    if qn2 != 1 or msn2 != msn1 + 1 or src2 != (0xABC, 0x2000):
+        x.err("second Read Request: qn %d msn %d source 0x%x/0x%x (want qn 1, msn %d, 0xabc/0x2000)"
+              % (qn2, msn2, src2[0], src2[1], msn1 + 1))
+    copy = struct.pack(">H", len(rq[1])) + rq[1]
+    c.send(term_frame(c, L_RDMAP, 1, 0x00, flags=0xE000, copy=copy))
+    fr = c.collect(4.0)
+    x.no_term(fr)
+    c.close("rst")
+    if x.victim(c, error=True, mr="same") is None:
+        return
+    want = {100: "Work Request Flushed Error", 101: "remote access error"}
+    got = {}
+    for ln in x.vlines:
+        m = re.match(r"^WC %d status=(.*) opcode=2 len=\d+ wr=(\d+)" % c.cid, ln)
+        if m:
+            got.setdefault(int(m.group(2)), []).append(m.group(1))
+    x.note("Read completions %s" % sorted(got.items()))
+    for wr, st in sorted(want.items()):
+        if got.get(wr) != [st]:
+            x.err("Read %d (wr %d, %s one) completed %s, want [%s]" %
+                  (wr - 99, wr, "named" if wr == 101 else "unnamed", got.get(wr), st))
     x.counters(term_rx=1)
 
 

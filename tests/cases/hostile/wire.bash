@@ -3,8 +3,12 @@
 # wire_run MODE PORT: a siw device on veth2 in netns h2 with
 # tests/bin/siw_victim on it (rdma_cm listener for MODE=active, client for
 # MODE=passive), tests/tools/siw_wirepeer.py in netns h1 speaking plain
-# TCP. The peer checks every case itself (see its header); here: both
-# tools' logs, their exit status, and the kernel log of the whole run.
+# TCP. The peer checks every case itself (see its header); here: the number
+# of cases (the peer's own --list of the selection is the plan: every
+# planned case must report exactly once), both tools' exit status (the
+# victim, stopped with SIGINT once the peer is done, must end its
+# connections and exit 0 with "EXIT bad_guard=0"), and the kernel log of
+# the whole run.
 # Known module bugs: cases named in tests/cases/hostile/expected-fail run
 # and are reported as XFAIL, never hidden; the lead empties the list once
 # fixed (an XPASS fails the case).
@@ -48,27 +52,44 @@ wire_run() {
 	on_exit "kill $vpid"
 	[[ $mode == active ]] && wait_log "$vlog" '^READY' 30
 	local counts=(--mutations "$(scale 6 3)" --flood "$(scale 24 12)")
-	timeout 1400 ip netns exec h1 python3 "$SIW_TOP/tests/tools/siw_wirepeer.py" "$mode" \
-		--addr "$([[ $mode == active ]] && echo "$H2_IP" || echo "$H1_IP")" --port "$port" \
-		--vlog "$vlog" --dev "$dev" --mpa-timeout 4 --go "$TMPD/go" --xfail "$SIW_TOP/tests/cases/hostile/expected-fail" \
-		"${counts[@]}" "${full[@]}" "${only[@]}" >"$plog" 2>&1 || prc=$?
-	# the victim ends its connections and exits by itself once idle
+	local peer=(python3 "$SIW_TOP/tests/tools/siw_wirepeer.py" "$mode"
+		--addr "$([[ $mode == active ]] && echo "$H2_IP" || echo "$H1_IP")" --port "$port"
+		--vlog "$vlog" --dev "$dev" --mpa-timeout 4 --go "$TMPD/go" --xfail "$SIW_TOP/tests/cases/hostile/expected-fail"
+		"${counts[@]}" "${full[@]}" "${only[@]}")
+	# the plan: the matrix's own selection for these options
+	local plan nplan
+	plan=$("${peer[@]}" --list) || fail "wire peer --list failed"
+	nplan=$(grep -c . <<<"$plan" || true)
+	((nplan > 0)) || fail "the $mode matrix selects no case (${only[*]:-no --only})"
+	info "plan: $nplan $mode case(s)${only:+ (SIW_WIRE_ONLY=$SIW_WIRE_ONLY)}"
+	timeout 1400 ip netns exec h1 "${peer[@]}" >"$plog" 2>&1 || prc=$?
+	# the victim ends its connections and exits on SIGINT
 	kill -INT "$vpid" 2>/dev/null || true
 	wait_pid "$vpid" 15 || vrc=$?
-	info "victim exit status $vrc (interrupted)"
+	info "victim exit status $vrc (after SIGINT)"
 	cat "$plog"
 	echo "## victim log (last 60 of $(wc -l <"$vlog") lines)"
 	tail -n 60 "$vlog" | sed 's/^/[victim] /'
 	rdma stat show link "$dev/1" | sed 's/^/# after: /'
 	grep -q '^SUMMARY' "$plog" || fail "wire peer did not finish (rc=$prc)"
+	# every planned case reported exactly once, no other
+	local ran
+	ran=$(awk '$1 == "CASE" { print $2 }' "$plog" | sort)
+	[[ $ran == "$(sort <<<"$plan")" ]] ||
+		fail "wire peer ran $(grep -c . <<<"$ran" || true) case(s), the plan has $nplan: $(diff <(sort <<<"$plan") <(printf '%s\n' "$ran") | grep '^[<>]' | head -n 5 | tr '\n' ' ')"
+	grep -qE "^PLAN $mode $nplan( |\$)" "$plog" || fail "wire peer's plan differs from --list ($nplan): $(grep -m1 '^PLAN' "$plog" | cut -c1-80)"
+	grep -qE "^SUMMARY $mode ran=$nplan of $nplan " "$plog" || fail "wire peer summary: $(grep '^SUMMARY' "$plog")"
 	# each failed case as its own result line of tests/run
 	awk -v m="$mode" '$1 == "CASE" && ($3 == "FAIL" || $3 == "XPASS") {
 		r = $3; for (i = 5; i <= NF; i++) r = r " " $i
 		print "@@SUBTEST FAIL " m "/" $2 " " substr(r, 1, 200) }' "$plog"
 	grep -qE '^END [0-9]+ guard=bad' "$vlog" && fail "victim guard bytes changed: $(grep -m1 -E '^END [0-9]+ guard=bad' "$vlog")"
+	((vrc == 0)) || fail "victim exit status $vrc, want 0: $(grep -m1 -E '^(EXIT|FAIL)' "$vlog" || tail -n 1 "$vlog")"
+	grep -qE '^EXIT bad_guard=0 conns=[0-9]+ why=SIGINT$' "$vlog" ||
+		fail "victim did not end cleanly on SIGINT: $(grep -m1 '^EXIT' "$vlog" || echo 'no EXIT line')"
 	dmesg_since "$m" | grep -E 'siw|Terminate' | tail -n 25 | sed 's/^/[dmesg] /'
 	dmesg_problems_since "$m"
 	kmemleak_scan_check || fail "kmemleak reported leaks after the $mode wire cases"
 	((prc == 0)) || fail "wire peer: $(grep '^SUMMARY' "$plog") (rc=$prc)"
-	echo "wire $mode passed: $(grep '^SUMMARY' "$plog")"
+	echo "wire $mode passed: $nplan of $nplan planned cases ran; $(grep '^SUMMARY' "$plog"); victim $(grep -m1 '^EXIT' "$vlog")"
 }
