@@ -14,8 +14,13 @@
 #   --log FILE  console log (default build/vm/logs/<kver>-<time>.log); in
 #               pair mode FILE.a / FILE.b style: <base>.a.log, <base>.b.log
 #   --mem MIB   guest memory (default 2048; debug kernel >= 3072)
-#   --env V=X   extra variable for the guest (repeatable). All SIW_* variables
-#               of the caller's environment are passed through as well.
+#   --env V=X   a variable for the guest (repeatable)
+#   --env-only  the guest gets the --env variables only (tests/run); without
+#               it, of the caller's environment only the variables of the
+#               allow-list below are passed as well (each one named on
+#               stderr), never any other SIW_* variable:
+#               SIW_GCOV (scripts/coverage.sh), SIW_DEMO_TRAFFIC
+#               (scripts/demo.sh), SIW_BENCH_* (scripts/bench.sh)
 #   -q          do not stream the console to stdout (log file only)
 #
 # SIW_VM_APPEND: extra kernel command line arguments (scripts/bench.sh uses
@@ -35,7 +40,7 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=scripts/kernels.sh
 source "$top/scripts/kernels.sh"
 
-kernel=stock pair=0 wall=900 log='' mem='' quiet=0
+kernel=stock pair=0 wall=900 log='' mem='' quiet=0 env_only=0
 extra_env=()
 while (($#)); do
 	case $1 in
@@ -45,6 +50,7 @@ while (($#)); do
 	--log) log=$2; shift 2 ;;
 	--mem) mem=$2; shift 2 ;;
 	--env) extra_env+=("$2"); shift 2 ;;
+	--env-only) env_only=1; shift ;;
 	-q | --quiet) quiet=1; shift ;;
 	--) shift; break ;;
 	-*) echo "vm.sh: unknown option $1" >&2; exit 126 ;;
@@ -109,17 +115,27 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# The caller's variables a guest gets without --env-only: the allow-list
+# (a SIW_* variable not on it stays on the host, whatever it is set to)
+pass_env=()
+if ((!env_only)); then
+	while IFS= read -r v; do
+		case $v in
+		SIW_GCOV | SIW_DEMO_TRAFFIC | SIW_BENCH_*) pass_env+=("$v=${!v}") ;;
+		SIW_VM_APPEND) ;;
+		SIW_*) echo "vm.sh: $v is not passed to the guest (not in the allow-list; --env $v=... passes it)" >&2 ;;
+		esac
+	done < <(compgen -e)
+	((${#pass_env[@]} == 0)) || echo "vm.sh: passed to the guest from the environment: ${pass_env[*]}" >&2
+fi
+
 # write_env RUNDIR ROLE: the guest's env file (sourced by vm-guest-init.sh):
-# exported SIW_* variables for the guest command, and vm_timeout / vm_cmd
-# for vm-guest-init.sh itself
+# exported variables for the guest command (the allow-listed ones of the
+# caller, then --env), and vm_timeout / vm_cmd for vm-guest-init.sh itself
 write_env() {
 	local rd=$1 role=$2 v
 	{
-		# Pass through the caller's SIW_* variables.
-		while IFS= read -r v; do
-			[[ $v == SIW_* ]] && printf 'export %s=%q\n' "$v" "${!v}"
-		done < <(compgen -e)
-		for v in "${extra_env[@]}"; do printf 'export %s=%q\n' "${v%%=*}" "${v#*=}"; done
+		for v in "${pass_env[@]}" "${extra_env[@]}"; do printf 'export %s=%q\n' "${v%%=*}" "${v#*=}"; done
 		printf 'export SIW_TOP=%q SIW_KERNEL=%q\n' "$top" "$kname"
 		if [[ -n $role ]]; then
 			local me=1 peer=2
