@@ -51,14 +51,14 @@ static int port = 18800;
 static double tmo = 10;
 
 enum how { INIT_QP, RTS_QP };
-enum op { OP_NONE, OP_WRITE, OP_READ };
+enum rdma_op { OP_NONE, OP_WRITE, OP_READ };
 
 struct scenario {
 	const char *name;
 	enum how how;
 	int flags;         /* the target QP's access flags */
-	enum op allowed;   /* runs first, must succeed */
-	enum op refused;   /* then must be a protection error */
+	enum rdma_op allowed;   /* runs first, must succeed */
+	enum rdma_op refused;   /* then must be a protection error */
 };
 
 #define RW (IBV_ACCESS_REMOTE_WRITE)
@@ -223,7 +223,8 @@ static int pair_up(struct pair *p, int k, enum how how, int flags)
 	qa.cap.max_recv_wr = 8;
 	qa.cap.max_send_sge = 1;
 	qa.cap.max_recv_sge = 1;
-	qa.send_cq = qa.recv_cq = p->ccq;
+	qa.send_cq = p->ccq;
+	qa.recv_cq = p->ccq;
 	if (rdma_create_qp(p->cli, p->pd, &qa)) {
 		NOTE("rdma_create_qp (client): %s", strerror(errno));
 		return -1;
@@ -246,7 +247,8 @@ static int pair_up(struct pair *p, int k, enum how how, int flags)
 			struct rdma_conn_param sp = cp;
 
 			p->srv = ev->id;
-			qa.send_cq = qa.recv_cq = p->scq;
+			qa.send_cq = p->scq;
+			qa.recv_cq = p->scq;
 			if (how == RTS_QP) {
 				if (rdma_create_qp(p->srv, p->pd, &qa)) {
 					NOTE("rdma_create_qp (server): %s", strerror(errno));
@@ -288,7 +290,7 @@ static int pair_up(struct pair *p, int k, enum how how, int flags)
 	return 0;
 }
 
-static int post_rdma(struct pair *p, enum op op, uint64_t id)
+static int post_rdma(struct pair *p, enum rdma_op op, uint64_t id)
 {
 	struct ibv_sge sge = { (uintptr_t)p->cbuf, XFER, p->cmr->lkey };
 	struct ibv_send_wr wr = { 0 }, *bad;
@@ -303,13 +305,13 @@ static int post_rdma(struct pair *p, enum op op, uint64_t id)
 	return ibv_post_send(p->cli->qp, &wr, &bad);
 }
 
-static const char *op_name(enum op op)
+static const char *op_name(enum rdma_op op)
 {
 	return op == OP_WRITE ? "RDMA Write" : "RDMA Read";
 }
 
 /* An allowed Write/Read: success completion and the data at its destination. */
-static int do_allowed(struct pair *p, const char *sn, enum op op, uint64_t key)
+static int do_allowed(struct pair *p, const char *sn, enum rdma_op op, uint64_t key)
 {
 	struct ibv_wc wc;
 	uint8_t *src = op == OP_WRITE ? p->cbuf : p->sbuf;
@@ -347,7 +349,7 @@ static int do_allowed(struct pair *p, const char *sn, enum op op, uint64_t key)
  * A refused Write/Read: a protection error. Returns 0 when every part of
  * it was seen.
  */
-static int do_refused(struct pair *p, const char *sn, enum op op, uint64_t key)
+static int do_refused(struct pair *p, const char *sn, enum rdma_op op, uint64_t key)
 {
 	uint8_t *guard = malloc(XFER);
 	uint8_t *victim = op == OP_WRITE ? p->sbuf : p->cbuf;
@@ -420,8 +422,8 @@ static int do_refused(struct pair *p, const char *sn, enum op op, uint64_t key)
 		fails++;
 	}
 	if (cst != IBV_QPS_ERR) {
-		FAIL("%s: the initiator's QP is in state %d after the refused %s, want ERROR "
-		     "(the target's Terminate)", sn, cst, op_name(op));
+		FAIL("%s: the initiator's QP is in state %d after the refused %s, want ERROR (the target's Terminate)",
+		     sn, cst, op_name(op));
 		fails++;
 	}
 	if (!fails)
@@ -498,10 +500,18 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	while ((c = getopt(argc, argv, "a:p:t:s:")) != -1) {
 		switch (c) {
-		case 'a': addr = optarg; break;
-		case 'p': port = atoi(optarg); break;
-		case 't': tmo = atof(optarg); break;
-		case 's': only = optarg; break;
+		case 'a':
+			addr = optarg;
+			break;
+		case 'p':
+			port = atoi(optarg);
+			break;
+		case 't':
+			tmo = atof(optarg);
+			break;
+		case 's':
+			only = optarg;
+			break;
 		default:
 			fprintf(stderr, "usage: %s -a ADDR [-p PORT] [-t TIMEOUT] [-s SCENARIO]\n",
 				argv[0]);
