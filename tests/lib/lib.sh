@@ -300,25 +300,43 @@ pair_or() {
 }
 
 # ---- kmemleak ----------------------------------------------------------------
+# kmemleak_required: this kernel is built with kmemleak (its config says so,
+# or it is the debug kernel), so kmemleak must be there, on and scanning
+kmemleak_required() {
+	is_debug_kernel || grep -qx 'CONFIG_DEBUG_KMEMLEAK=y' "/boot/config-$(uname -r)" 2>/dev/null
+}
 # kmemleak_report: scan and print what kmemleak holds (empty when nothing);
-# returns 2 when kmemleak is not available.
+# returns 2 when this kernel has no kmemleak (no debugfs file), 3 when it
+# has one that refuses to scan or to report: kmemleak turned itself off
+# (after an internal error it disables itself; "scan" then fails with
+# EPERM) - the reason on stderr.
 kmemleak_report() {
-	local f=/sys/kernel/debug/kmemleak
-	[[ -w $f ]] || return 2
+	local f=/sys/kernel/debug/kmemleak why
+	[[ -e $f ]] || return 2
 	sleep 6 # objects younger than 5 s are never reported
-	echo scan >"$f"
-	sleep 1
-	echo scan >"$f"
-	cat "$f"
+	if ! { echo scan >"$f" && sleep 1 && echo scan >"$f" && cat "$f"; } 2>/dev/null; then
+		why=$(dmesg | grep -E 'kmemleak: ' | grep -vE 'new suspected memory leak|kmemleak-' | tail -n 3 | tr '\n' ' ')
+		echo "kmemleak is present but does not scan or report (off: disabled after an error?): ${why:-nothing in dmesg}" >&2
+		return 3
+	fi
 }
 
-# kmemleak_scan_check: 0 when kmemleak is unavailable or reports nothing new;
-# otherwise prints the report, clears it (later checks see only newer
-# leaks) and returns 1.
+# kmemleak_scan_check: 0 when kmemleak reports nothing new; on a kernel
+# built without kmemleak also 0, with a "not checked" line. Else 1: a
+# report (printed, then cleared: later checks see only newer leaks), or
+# kmemleak missing or off on a kernel built with it (kmemleak_required).
 kmemleak_scan_check() {
 	local rep rc=0
 	rep=$(kmemleak_report) || rc=$?
-	((rc == 2)) && { info "kmemleak not available"; return 0; }
+	if ((rc == 2)); then
+		if kmemleak_required; then
+			echo "kmemleak missing on $(uname -r), a kernel built with it (no /sys/kernel/debug/kmemleak)" >&2
+			return 1
+		fi
+		info "kmemleak: not checked ($(uname -r) is built without it)"
+		return 0
+	fi
+	((rc == 0)) || return 1
 	[[ -z $rep ]] && return 0
 	echo "kmemleak found unreferenced objects:" >&2
 	printf '%s\n' "$rep" | head -n 80 >&2

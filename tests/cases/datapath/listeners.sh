@@ -104,12 +104,20 @@ ms=$(elapsed_ms garbage-c)
 ((ms < 5000)) || fail "garbage answer: failed after $ms ms"
 echo "ok - garbage answer: failed after $ms ms"
 
-# nothing left behind
-sleep 1
-left=$(rdma res show qp 2>/dev/null | grep -E "comm siw_cmtest" || true)
-[[ -z $left ]] || fail "QPs left: $left"
-left=$(rdma res show cm_id 2>/dev/null | grep -E "comm siw_cmtest" || true)
-[[ -z $left ]] || fail "cm_ids left: $left"
+# nothing left behind (released asynchronously: poll). A failing rdma res
+# show fails the case: it must not read as "nothing left".
+res_left() { # TYPE: the siw_cmtest objects of TYPE; 2 if rdma res show fails
+	local out
+	out=$(rdma res show "$1" 2>&1) || { echo "rdma res show $1 failed: $out" >"$TMPD/res.err"; return 2; }
+	grep -E "comm siw_cmtest" <<<"$out" || true
+}
+none_left() { local l; rm -f "$TMPD/res.err"; l=$(res_left "$1") && [[ -z $l ]]; }
+for t in qp cm_id; do
+	if ! wait_for 10 none_left "$t"; then
+		[[ -e $TMPD/res.err ]] && fail "$(<"$TMPD/res.err")"
+		fail "${t}s left: $(res_left "$t")"
+	fi
+done
 dmesg_problems_since "$m"
 dmesg_since "$m" | grep -E "siw[12]:" | tail -n 12
 echo "listener tests passed"

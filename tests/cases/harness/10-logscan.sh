@@ -37,6 +37,12 @@ bad=(
 	# kmemleak
 	"kmemleak-report: unreferenced object 0xffff888012345678 (size 64):"
 	"[   17.000000] kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)"
+	# kmemleak switched off or no longer scanning
+	"[   17.100000] kmemleak: Kernel memory leak detector disabled"
+	"[   17.200000] kmemleak: Cannot allocate a kmemleak_object structure"
+	"[   17.300000] kmemleak: Cannot insert 0xffff888004000000 into the object search tree (overlaps existing)"
+	"[   17.400000] kmemleak: Memory pool empty, consider increasing CONFIG_DEBUG_KMEMLEAK_MEM_POOL_SIZE"
+	"[   17.500000] kmemleak: Automatic memory scanning thread ended"
 	# hung tasks, RCU stalls, lockups
 	"[   18.000000] INFO: task kworker/0:1:12 blocked for more than 300 seconds."
 	"[   18.500000] hung_task: blocked tasks"
@@ -75,6 +81,7 @@ cat >"$d/clean.log" <<'LOG'
 [    0.000000] Linux version 6.12.95-siwdebug
 [    0.000000] Kernel command line: console=ttyS0 panic=-1 rcupdate.rcu_cpu_stall_timeout=300
 [    0.100000] kmemleak: Kernel memory leak detector initialized (mem pool available: 15719)
+[    0.150000] kmemleak: Automatic memory scanning thread started
 [    0.200000] kasan: KernelAddressSanitizer initialized (generic)
 [    0.300000] ODEBUG: selftest passed
 [    1.000000] siw: some info line

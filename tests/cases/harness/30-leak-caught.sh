@@ -15,7 +15,10 @@
 # timeout-debug: 900
 source "$(dirname "$0")/../../lib/lib.sh"
 need_cmd nm insmod rmmod
-[[ -w /sys/kernel/debug/kmemleak ]] || skip "no kmemleak in this kernel (the debug kernel has it)"
+if [[ ! -e /sys/kernel/debug/kmemleak ]]; then
+	kmemleak_required && fail "kmemleak missing on $(uname -r), a kernel built with it"
+	skip "no kmemleak in this kernel (the debug kernel has it)"
+fi
 leak=$SIW_TOP/build/leak/$(uname -r)/siw.ko
 ref=$SIW_TOP/build/ref/$(uname -r)/siw.ko
 [[ -e $leak ]] || fail "leaking test build missing: $leak (tests/run builds it for debug kernels)"
