@@ -112,7 +112,10 @@ static const struct err_spec {
 	/* RFC 5040 6.x/7.4: Send with Invalidate then RDMA Write with the
 	 * invalidated STag (Invalid STag).  The op checked is the WRITE; if the
 	 * provider refuses to invalidate a plain MR, the Send itself fails and
-	 * that is accepted too (see do_client_error).
+	 * that is accepted too (see do_client_error), unless --require-inv
+	 * (a provider that must invalidate: this project's siw): then a refused
+	 * or unsupported Send with Invalidate fails, and the server must see
+	 * the receive with IBV_WC_WITH_INV naming its region's rkey.
 	 */
 	[E_INVALIDATED]     = { "invalidated", S(IBV_WC_REM_ACCESS_ERR),
 				S(IBV_WC_SUCCESS) | S(IBV_WC_REM_OP_ERR) |
@@ -152,6 +155,7 @@ static struct {
 	int fence_reads;
 	int no_empty_sge;	/* every SGE carries >= 1 byte */
 	int no_empty_read;	/* no zero-length READ (asked by the client) */
+	int require_inv;	/* 'invalidated': remote invalidation must work */
 } o = { .port = 18515, .iters = 200, .max_size = 8u << 20, .timeout = 30, .total = 1800 };
 
 static struct rdma_event_channel *ch;
@@ -711,6 +715,7 @@ static int server_error_mode(int kind)
 	struct ibv_async_event aev;
 	struct ibv_wc wc;
 	const char *how = NULL;
+	int inv_seen = 0;
 
 	if (kind == E_NO_REMOTE_WRITE)
 		acc &= ~IBV_ACCESS_REMOTE_WRITE;
@@ -736,6 +741,9 @@ static int server_error_mode(int kind)
 					if (inv && wc.invalidated_rkey != data.mr->rkey)
 						FAIL("server: invalidated rkey 0x%x != region rkey 0x%x",
 						     wc.invalidated_rkey, data.mr->rkey);
+					else if (!inv && o.require_inv)
+						FAIL("server: the Send with Invalidate arrived without IBV_WC_WITH_INV (--require-inv)");
+					inv_seen |= inv;
 					continue;
 				}
 				if (wc.status == IBV_WC_SUCCESS)
@@ -771,6 +779,9 @@ static int server_error_mode(int kind)
 		NOTE("server: QP state now %d (ERR=%d)", qa.qp_state, IBV_QPS_ERR);
 	CHECK(how, "server (%s): QP went to error: %s", err_table[kind].name,
 	      how ? how : "no sign within timeout");
+	if (kind == E_INVALIDATED && o.require_inv)
+		CHECK(inv_seen, "server (%s): the region's rkey was invalidated by the peer's Send with Invalidate",
+		      err_table[kind].name);
 	/* region: nothing may have changed, except for oob-write the in-MR
 	 * tail [mrlen-32, mrlen) may hold the (legal part of the) pattern
 	 */
@@ -904,6 +915,11 @@ static int client_error_mode(struct msg *rdy)
 		struct ibv_send_wr *bad;
 		int rc = ibv_post_send(id->qp, &wr, &bad);
 
+		if (rc && o.require_inv) {
+			FAIL("invalidated: SEND_WITH_INV refused at post (%s) with --require-inv",
+			     strerror(rc));
+			return 1;
+		}
 		if (rc) {
 			printf("skip - SEND_WITH_INV not supported by provider: %s\n",
 			       strerror(rc));
@@ -912,6 +928,11 @@ static int client_error_mode(struct msg *rdy)
 		if (wait_wr(0x4001, &wc, o.timeout))
 			DIE("timeout waiting for SEND_WITH_INV completion");
 		NOTE("SEND_WITH_INV completed: %s", wc_status_name(wc.status));
+		if (wc.status != IBV_WC_SUCCESS && o.require_inv) {
+			FAIL("invalidated: SEND_WITH_INV completed %s; with --require-inv the provider must invalidate",
+			     wc_status_name(wc.status));
+			return 1;
+		}
 		if (wc.status != IBV_WC_SUCCESS) {
 			OK("invalidated: provider refused to invalidate a plain MR (%s): accepted",
 			   wc_status_name(wc.status));
@@ -1140,7 +1161,7 @@ static void usage(void)
 		"usage: siw_datacheck -s [-b bindaddr] [-p port] [--srq] [-t timeout] [-T total]\n"
 		"       siw_datacheck -c host [-p port] [-n iters] [-S seed] [-m maxsize]\n"
 		"                     [--error=KIND] [--srq] [--fence-reads] [--no-empty-sge]\n"
-		"                     [--no-empty-read]\n"
+		"                     [--no-empty-read] [--require-inv]\n"
 		"                     [-t timeout] [-v]\n"
 		"error kinds:");
 	for (int k = 1; k < E_NUM; k++)
@@ -1157,6 +1178,7 @@ int main(int argc, char **argv)
 		{ "fence-reads", no_argument, 0, 'F' },
 		{ "no-empty-sge", no_argument, 0, 'Z' },
 		{ "no-empty-read", no_argument, 0, 'R' },
+		{ "require-inv", no_argument, 0, 'I' },
 		{ 0 }
 	};
 	int c;
@@ -1207,6 +1229,9 @@ int main(int argc, char **argv)
 			break;
 		case 'R':
 			o.no_empty_read = 1;
+			break;
+		case 'I':
+			o.require_inv = 1;
 			break;
 		case 'E':
 			for (o.err = 1; o.err < E_NUM; o.err++)
