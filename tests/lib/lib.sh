@@ -21,6 +21,9 @@ export SIW_TOP SIW_KO
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: ${*:-no reason given}"; exit 77; }
 info() { echo "# $*"; }
+# notice TEXT: a retry or a repeat the case made (tests/run lists each as a
+# NOTICE line above its final line, not only in the case's log)
+notice() { echo "@@NOTICE $*"; }
 # On an unexpected failing command (set -e), name it.
 trap 'echo "FAIL: command failed (rc=$?) at line $LINENO: $BASH_COMMAND" >&2' ERR
 
