@@ -76,7 +76,7 @@ wire_run() {
 	local ran
 	ran=$(awk '$1 == "CASE" { print $2 }' "$plog" | sort)
 	[[ $ran == "$(sort <<<"$plan")" ]] ||
-		fail "wire peer ran $(grep -c . <<<"$ran" || true) case(s), the plan has $nplan: $(diff <(sort <<<"$plan") <(printf '%s\n' "$ran") | grep '^[<>]' | head -n 5 | tr '\n' ' ')"
+		fail "wire peer ran $(grep -c . <<<"$ran" || true) case(s), the plan has $nplan: $(diff <(sort <<<"$plan") <(printf '%s\n' "$ran") | grep '^[<>]' | head -n 5 | tr '\n' ' ' || true)"
 	grep -qE "^PLAN $mode $nplan( |\$)" "$plog" || fail "wire peer's plan differs from --list ($nplan): $(grep -m1 '^PLAN' "$plog" | cut -c1-80)"
 	grep -qE "^SUMMARY $mode ran=$nplan of $nplan " "$plog" || fail "wire peer summary: $(grep '^SUMMARY' "$plog")"
 	# each failed case as its own result line of tests/run
