@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <netdb.h>
 #include <arpa/inet.h>
+#include <rdma/ib_user_verbs.h>
 
 int t_failures;
 char t_context[256];
@@ -342,4 +343,24 @@ void parse_addr_port(const char *s, struct sockaddr_in *sa)
 	sa->sin_port = htons(atoi(c + 1));
 	if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
 		DIE("bad address '%s'", host);
+}
+
+int siw_doorbell(struct ibv_qp *qp)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_post_send cmd;
+	} req;
+	struct ib_uverbs_post_send_resp resp;
+	ssize_t w;
+
+	memset(&req, 0, sizeof(req));
+	req.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
+	req.hdr.in_words = sizeof(req) / 4;
+	req.hdr.out_words = sizeof(resp) / 4;
+	req.cmd.response = (uintptr_t)&resp;
+	req.cmd.qp_handle = qp->handle;
+	req.cmd.wqe_size = sizeof(struct ibv_send_wr);
+	w = write(qp->context->cmd_fd, &req, sizeof(req));
+	return w == (ssize_t)sizeof(req) ? 0 : -errno;
 }

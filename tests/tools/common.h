@@ -115,4 +115,10 @@ int lb_pair_create(struct lb_pair *lp, const char *addr, int port,
 		   struct ibv_qp_init_attr *cap, double timeout);
 void lb_pair_destroy(struct lb_pair *lp);
 
+/* libsiw's doorbell for a user QP: a POST_SEND command with wr_count 0
+ * written to the uverbs command fd (ibv_qp->handle is public).
+ * Returns 0 or -errno.
+ */
+int siw_doorbell(struct ibv_qp *qp);
+
 #endif

@@ -11,8 +11,7 @@
  * (num_rqe * sizeof(struct siw_rqe)); the QP is created with ring sizes
  * whose page counts differ so the two cannot be confused, and the SQ is
  * confirmed by finding a marker WR's id in it. The doorbell is rung like
- * libsiw does it: a POST_SEND command with wr_count 0 written to the
- * uverbs command fd (ibv_qp->handle is public).
+ * libsiw does it (siw_doorbell(), common.c).
  *
  * For every kind of garbage WQE a fresh connected RC pair is made over
  * rdma_cm in this process (listen and connect on one local address, -a);
@@ -33,7 +32,6 @@
 #include <stdatomic.h>
 #include <sys/mman.h>
 #include <rdma/siw-abi.h>
-#include <rdma/ib_user_verbs.h>
 
 static const char *addr = "127.0.0.1";
 static int port = 18700;
@@ -116,28 +114,6 @@ static int find_rings(struct rings *r, uint32_t num_sqe, uint32_t num_rqe)
 		return -1;
 	}
 	return 0;
-}
-
-/* libsiw's doorbell: POST_SEND with wr_count 0 */
-static int doorbell(struct ibv_qp *qp)
-{
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_post_send cmd;
-	} req;
-	struct ib_uverbs_post_send_resp resp;
-
-	memset(&req, 0, sizeof(req));
-	req.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
-	req.hdr.in_words = sizeof(req) / 4;
-	req.hdr.out_words = sizeof(resp) / 4;
-	req.cmd.response = (uintptr_t)&resp;
-	req.cmd.qp_handle = qp->handle;
-	req.cmd.wr_count = 0;
-	req.cmd.sge_count = 0;
-	req.cmd.wqe_size = sizeof(struct ibv_send_wr);
-	ssize_t w = write(qp->context->cmd_fd, &req, sizeof(req));
-	return w == (ssize_t)sizeof(req) ? 0 : -errno;
 }
 
 struct env {
@@ -573,7 +549,7 @@ static int test_sqe(int k, const struct garbage *g)
 	g->make(&e, &s);
 	s.id = 0xbad0000ull + (uint64_t)k;
 	sqe_put(&e, &s);
-	int rc = doorbell(e.lp.cli->qp);
+	int rc = siw_doorbell(e.lp.cli->qp);
 	const char *d = outcome(&e, s.id, e.lp.cq_cli, &ok, g->success_ok);
 
 	if (rc && !ok) {
@@ -694,7 +670,7 @@ static void test_flip(int k, int rounds)
 
 		pthread_create(&th, NULL, flipper, (void *)(uintptr_t)(0x1234 + i));
 		for (int j = 0; j < 20; j++) {
-			doorbell(e.lp.cli->qp);
+			siw_doorbell(e.lp.cli->qp);
 			usleep(10000);
 		}
 		atomic_store(&flip_stop, 1);
