@@ -8,9 +8,11 @@
  *       Listens on every PORT of ADDR and serves exactly CONNS connections
  *       (one thread each), then exits. Prints "# listening" when ready.
  *   client: siw_manyconn -c ADDR -p PORT[,PORT..] -P PROCS -Q QPS [-r ROUNDS]
- *           [-C CHURN] [-m REGION] [-S SEED] [-t SECS] [-T SECS]
+ *           [-C CHURN] [-J CONNECTS] [-m REGION] [-S SEED] [-t SECS] [-T SECS]
  *       Forks PROCS processes with QPS connections (threads) each;
- *       connection g goes to PORT[g % nports].
+ *       connection g goes to PORT[g % nports]. At most CONNECTS (8)
+ *       connection setups are under way at a time, over all processes: the
+ *       server must accept each within the MPA timeout (10 s).
  *
  * Every connection: the server registers a region of REGION bytes (guard
  * pages around it) and sends its address and rkey in the MPA reply's
@@ -85,21 +87,23 @@ struct shared {
 	long lives, rounds, bytes, fails;
 	long arrived, abort_all, churn_done, steady;
 	long active, peak, threads;
+	long inflight, accept_ms;
 };
 
 static struct {
 	int server;
 	const char *addr;
 	int ports[MAX_PORTS], nports;
-	int conns, procs, qps, rounds, churn;
+	int conns, procs, qps, rounds, churn, inflight;
 	size_t region;
 	uint64_t seed;
 	double timeout;
 	unsigned int total;
-} o = { .rounds = 4, .churn = 2, .region = 65536, .timeout = 30, .total = 1200 };
+} o = { .rounds = 4, .churn = 2, .inflight = 8, .region = 65536, .timeout = 30, .total = 1200 };
 
 static struct shared *sh;
 static int nconn, nchurn; /* client: PROCS * QPS, churners among them */
+static double t_start;
 
 static long add(long *p, long v)
 {
@@ -109,6 +113,16 @@ static long add(long *p, long v)
 static long get(long *p)
 {
 	return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+}
+
+/* *p = max(*p, v) */
+static void set_max(long *p, long v)
+{
+	long cur = get(p);
+
+	while (cur < v && !__atomic_compare_exchange_n(p, &cur, v, 0, __ATOMIC_SEQ_CST,
+						       __ATOMIC_SEQ_CST))
+		;
 }
 
 /* one printf per line: threads print concurrently */
@@ -349,6 +363,7 @@ static int cm_want(struct conn *c, enum rdma_cm_event_type want, struct rdma_cm_
 struct srv_arg {
 	struct rdma_cm_id *id;
 	struct mc_req req;
+	double t0;	/* when the connect request was read */
 };
 
 /* verify one CHECK; returns 0 and fills the REPLY's text on failure */
@@ -402,7 +417,8 @@ static void *srv_thread(void *arg)
 	struct rdma_conn_param cp = { .responder_resources = 1, .initiator_depth = 1 };
 	struct mc_rep rp = { .magic = MC_MAGIC };
 	int bye = 0, counted = 0;
-	long act, pk;
+	double t0 = a->t0;
+	long act;
 
 	free(a);
 	c->ch = rdma_create_event_channel();
@@ -425,6 +441,7 @@ static void *srv_thread(void *arg)
 	rp.rkey = c->mr->rkey;
 	cp.private_data = &rp;
 	cp.private_data_len = sizeof(rp);
+	set_max(&sh->accept_ms, (long)((now_s() - t0) * 1000));
 	if (rdma_accept(c->id, &cp)) {
 		cfail(c, "rdma_accept: %s", strerror(errno));
 		goto out;
@@ -434,10 +451,7 @@ static void *srv_thread(void *arg)
 	counted = 1;
 	act = add(&sh->active, 1);
 
-	pk = get(&sh->peak);
-	while (pk < act && !__atomic_compare_exchange_n(&sh->peak, &pk, act, 0,
-							__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-		;
+	set_max(&sh->peak, act);
 	while (!bye) {
 		struct ibv_wc wc;
 		int r = cq_wait(c, &wc, o.timeout);
@@ -555,6 +569,7 @@ static int run_server(void)
 		if (!a)
 			DIE("out of memory");
 		a->id = ev->id;
+		a->t0 = now_s();
 		if (ev->param.conn.private_data_len < sizeof(*rq) || rq->magic != MC_MAGIC) {
 			LOG("FAIL - server: connect request without our private data (%u bytes)\n",
 			    ev->param.conn.private_data_len);
@@ -579,6 +594,7 @@ static int run_server(void)
 	for (int k = 0; k < o.nports; k++)
 		rdma_destroy_id(lid[k]);
 	rdma_destroy_event_channel(lch);
+	LOG("# server: at most %ld ms from a connect request to its accept\n", get(&sh->accept_ms));
 	LOG("%s - server: %ld connections served, peak %ld concurrent, %ld rounds, %ld bytes verified, %ld failure(s)\n",
 	    get(&sh->fails) ? "FAIL" : "ok", get(&sh->lives), get(&sh->peak),
 	    get(&sh->rounds), get(&sh->bytes), get(&sh->fails));
@@ -587,6 +603,8 @@ static int run_server(void)
 
 /* -------------------------------------------------------------- client */
 
+static int cli_connect_one(struct conn *c, struct sockaddr_in *sa, struct rdma_conn_param *cp);
+
 static int cli_connect(struct conn *c)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET,
@@ -594,15 +612,35 @@ static int cli_connect(struct conn *c)
 	struct mc_req rq = { .magic = MC_MAGIC, .conn = c->g, .life = c->life };
 	struct rdma_conn_param cp = { .responder_resources = 1, .initiator_depth = 1,
 				      .private_data = &rq, .private_data_len = sizeof(rq) };
-	struct rdma_cm_event *ev;
 
 	inet_pton(AF_INET, o.addr, &sa.sin_addr);
+	/* at most o.inflight connects under way (all processes): the server
+	 * must answer each within the MPA timeout, under TCG too
+	 */
+	for (long v = get(&sh->inflight);;) {
+		if (v < o.inflight &&
+		    __atomic_compare_exchange_n(&sh->inflight, &v, v + 1, 0, __ATOMIC_SEQ_CST,
+						__ATOMIC_SEQ_CST))
+			break;
+		usleep(2000);
+		v = get(&sh->inflight);
+	}
+	int rc = cli_connect_one(c, &sa, &cp);
+
+	add(&sh->inflight, -1);
+	return rc;
+}
+
+static int cli_connect_one(struct conn *c, struct sockaddr_in *sa, struct rdma_conn_param *cp)
+{
+	struct rdma_cm_event *ev;
+
 	c->ch = rdma_create_event_channel();
 	if (!c->ch || rdma_create_id(c->ch, &c->id, NULL, RDMA_PS_TCP)) {
 		cfail(c, "rdma_create_id: %s", strerror(errno));
 		return -1;
 	}
-	if (rdma_resolve_addr(c->id, NULL, (struct sockaddr *)&sa, 5000) ||
+	if (rdma_resolve_addr(c->id, NULL, (struct sockaddr *)sa, 5000) ||
 	    cm_want(c, RDMA_CM_EVENT_ADDR_RESOLVED, NULL) ||
 	    rdma_resolve_route(c->id, 5000) || cm_want(c, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL)) {
 		cfail(c, "resolving %s:%d: %s", o.addr, o.ports[c->g % o.nports], strerror(errno));
@@ -616,7 +654,7 @@ static int cli_connect(struct conn *c)
 		cfail(c, "post receive: %s", strerror(errno));
 		return -1;
 	}
-	if (rdma_connect(c->id, &cp)) {
+	if (rdma_connect(c->id, cp)) {
 		cfail(c, "rdma_connect: %s", strerror(errno));
 		return -1;
 	}
@@ -783,6 +821,9 @@ static int barrier(struct conn *c)
 		}
 		usleep(20000);
 	}
+	if (!c->g)
+		LOG("# client: all %d connections established and verified once after %.1f s\n",
+		    nconn, now_s() - t_start);
 	return 0;
 }
 
@@ -850,6 +891,8 @@ static int run_client(void)
 	    o.procs, o.qps, nconn, nchurn, o.churn, o.rounds, (unsigned long long)o.seed);
 	pid_t pids[256];
 
+	t_start = now_s();
+
 	for (int p = 0; p < o.procs; p++) {
 		pids[p] = fork();
 		if (pids[p] < 0)
@@ -905,7 +948,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: siw_manyconn -s -b ADDR -p PORT[,PORT..] -n CONNS [-m REGION] [-t S] [-T S]\n"
 		"       siw_manyconn -c ADDR -p PORT[,PORT..] -P PROCS -Q QPS [-r ROUNDS] [-C CHURN]\n"
-		"                    [-m REGION] [-S SEED] [-t S] [-T S]\n");
+		"                    [-J CONNECTS] [-m REGION] [-S SEED] [-t S] [-T S]\n");
 	exit(2);
 }
 
@@ -915,7 +958,7 @@ int main(int argc, char **argv)
 	char *tok, *save;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((c = getopt(argc, argv, "sb:c:p:n:P:Q:r:C:m:S:t:T:h")) != -1) {
+	while ((c = getopt(argc, argv, "sb:c:p:n:P:Q:r:C:J:m:S:t:T:h")) != -1) {
 		switch (c) {
 		case 's':
 			o.server = 1;
@@ -944,6 +987,9 @@ int main(int argc, char **argv)
 		case 'C':
 			o.churn = atoi(optarg);
 			break;
+		case 'J':
+			o.inflight = atoi(optarg);
+			break;
 		case 'm':
 			o.region = strtoull(optarg, NULL, 0);
 			break;
@@ -963,7 +1009,8 @@ int main(int argc, char **argv)
 	if (!o.addr || !o.nports || o.region < 64 || o.region > (64u << 20) || o.region % 2)
 		usage();
 	if (o.server ? o.conns < 1 : (o.procs < 1 || o.procs > 256 || o.qps < 1 ||
-				      o.qps > 1024 || o.rounds < 1 || o.churn < 0))
+				      o.qps > 1024 || o.rounds < 1 || o.churn < 0 ||
+				      o.inflight < 1))
 		usage();
 	/* a few descriptors per connection (cm and completion channels) */
 	struct rlimit rl;

@@ -45,8 +45,8 @@ timeout 2100 ip netns exec h1 "$BIN/siw_manyconn" -c "$H2_IP" -p 18700,18701 -P 
 src=0
 wait_pid "$spid" 120 || src=$?
 info "transfer took $((SECONDS - t0)) s"
-grep -v '^ok - ' "$TMPD/cli.log" | head -n 40 | sed 's/^/[cli] /'
-grep -v '^ok - ' "$TMPD/srv.log" | head -n 40 | sed 's/^/[srv] /'
+awk '!/^ok - / && n++ < 40 { print "[cli] " $0 }' "$TMPD/cli.log"
+awk '!/^ok - / && n++ < 40 { print "[srv] " $0 }' "$TMPD/srv.log"
 grep -h '^ok - \(client\|server\):' "$TMPD/cli.log" "$TMPD/srv.log" || true
 ((crc == 0)) || fail "client failed (rc=$crc, seed $seed): $(grep -m1 '^FAIL' "$TMPD/cli.log" || true)"
 ((src == 0)) || fail "server failed (rc=$src, seed $seed): $(grep -m1 '^FAIL' "$TMPD/srv.log" || true)"

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# MTU changes during a live, byte-verified transfer: siw sizes each FPDU
+# from the connection's current TCP MSS (mss_cache, read per FPDU), so
+# lowering and raising the MTU of both veth ends while siw_datacheck runs
+# (random Send/Write/Read up to 8 MiB, multi-SGE, every buffer compared
+# after every operation) changes the FPDU size mid-message. The MTU goes
+# 1500 -> 1280 -> 576 -> 88 (the smallest that still carries TCP here:
+# MSS 48 after the kernel's tcp_min_snd_mss; siw then sends FPDUs of its
+# 256-byte floor over several segments) -> 9000 -> 1500 -> ...; before
+# each change the transfer must have moved more bytes at the previous MTU,
+# and the device's port MTU must follow each change. The transfer ends
+# intact and moved a few hundred MiB (stock; the debug kernel moves less).
+# --full (SIW_TEST_FULL=1): about 1 GiB and the MTU list three times.
+# timeout: 900
+# timeout-debug: 2700
+source "$(dirname "$0")/../../lib/lib.sh"
+source "$SIW_TOP/tests/lib/caselib.sh"
+need_cmd rdma ip
+need_tool siw_datacheck
+m=$(dmesg_mark)
+rdev_netns
+
+mtus=(1280 576 88 9000 1500 576 9000 88 1500)
+laps=1 iters=$(scale 480 40) max=$(scale 8388608 1048576) want_mib=$(scale 200 10)
+if ((${SIW_TEST_FULL:-0})); then
+	laps=3 iters=$(scale 1600 120) want_mib=$(scale 800 30)
+fi
+seed=${SIW_DATACHECK_SEED:-$((RANDOM * 32768 + RANDOM))}
+port=18620
+
+# ib_mtu_int_to_enum: the largest IB MTU not above the netdev's
+ib_mtu() { local v; for v in 4096 2048 1024 512; do ((${1} >= v)) && { echo "$v"; return; }; done; echo 256; }
+port_mtu_is() { [[ $(ibdev_attr "$1" active_mtu) == "$2 "* ]]; }
+set_mtu() {
+	local mtu=$1 i
+	for i in 1 2; do
+		run ip -n "h$i" link set "veth$i" mtu "$mtu"
+		ip -n "h$i" link show "veth$i" | grep -q " mtu $mtu " || fail "veth$i: MTU is not $mtu: $(ip -n "h$i" link show "veth$i")"
+	done
+	for i in 1 2; do
+		wait_for 10 port_mtu_is "${RDEV_PFX}$i" "$(ib_mtu "$mtu")" ||
+			fail "${RDEV_PFX}$i: port active_mtu $(ibdev_attr "${RDEV_PFX}$i" active_mtu), expected $(ib_mtu "$mtu") for MTU $mtu"
+	done
+}
+rx() { echo $(($(rdma_stat "$RDEV1" rx_bytes) + $(rdma_stat "$RDEV2" rx_bytes))); }
+
+bg srv ip netns exec h2 "$BIN/siw_datacheck" -s -b "$H2_IP" -p "$port" -t 120 -T 2400
+spid=$BG_PID
+wait_log "$TMPD/srv.log" '^# listening' 20 || { show srv; fail "datacheck server did not start"; }
+rx0=$(rx)
+t0=$SECONDS
+bg cli ip netns exec h1 "$BIN/siw_datacheck" -c "$H2_IP" -p "$port" -n "$iters" -S "$seed" -m "$max" -t 120 -T 2400
+cpid=$BG_PID
+
+moved_since() { # BYTES_BEFORE MIN_BYTES
+	(($(rx) >= $1 + $2))
+}
+changes=0 prev_mtu=1500 last_rx=$rx0
+for ((lap = 0; lap < laps; lap++)); do
+	for mtu in "${mtus[@]}"; do
+		# at least this much at the MTU before (88: a slow MTU)
+		need=$(scale 16000000 1000000)
+		((prev_mtu != 88)) || need=$(scale 1000000 100000)
+		b=$last_rx
+		if ! wait_for 300 moved_since "$b" "$need"; then
+			kill -0 "$cpid" 2>/dev/null || { show cli | tail -n 5; fail "the transfer ended after $changes MTU changes (of $((laps * ${#mtus[@]}))): make it longer"; }
+			fail "no progress at MTU $prev_mtu: $(($(rx) - b)) bytes in 300 s"
+		fi
+		set_mtu "$mtu"
+		info "MTU $prev_mtu -> $mtu after $((($(rx) - rx0) >> 20)) MiB ($((SECONDS - t0)) s)"
+		last_rx=$(rx) prev_mtu=$mtu changes=$((changes + 1))
+	done
+done
+kill -0 "$cpid" 2>/dev/null || fail "the transfer ended before the last MTU change took effect under it"
+set_mtu 1500
+crc=0 src=0
+wait_pid "$cpid" 1800 || crc=$?
+wait_pid "$spid" 120 || src=$?
+moved=$((($(rx) - rx0) >> 20))
+info "transfer: $moved MiB received in $((SECONDS - t0)) s, $changes MTU changes"
+show cli | tail -n 5
+show srv | tail -n 5
+((crc == 0)) || fail "datacheck client failed (rc=$crc, seed $seed)"
+((src == 0)) || fail "datacheck server failed (rc=$src, seed $seed)"
+grep -q "^ok - client: $iters iterations verified" "$TMPD/cli.log" || fail "client did not verify all $iters iterations"
+! grep -q mismatch "$TMPD/cli.log" "$TMPD/srv.log" || fail "a completed operation delivered wrong bytes"
+((moved >= want_mib)) || fail "only $moved MiB moved, expected >= $want_mib"
+dmesg_problems_since "$m"
+echo "mtu-change passed: $moved MiB intact across $changes MTU changes (seed $seed)"
