@@ -12,7 +12,8 @@
 #    memory (MemTotal - MemAvailable), stays within memory.max + 16 MiB;
 #  - of it, what the cgroup was not charged for ("outside") is <= 16 MiB
 #    (the verbs core's own small per-object structures are not ours);
-#  - after the objects are freed the system's use is back within 16 MiB.
+#  - after the objects are freed the cgroup's charge is back within
+#    2 MiB and the system's use within 32 MiB (it is noisier).
 # A kernel that does not charge the objects lets siw_memhog go on until
 # its bound (192 MiB of growth, 3x memory.max) and fails here.
 # The ORQ/IRQ arrays of a connected QP are not covered: they are made on
@@ -91,9 +92,10 @@ for kind in cq qp mr; do
 	done
 	base_cg=$(sed -n 's/^# baseline used_kib=[0-9-]* cg_kib=\([0-9]*\)$/\1/p' "$log")
 	freed=$(sed -n 's/^freed d_used_kib=\([0-9-]*\) .*/\1/p' "$log")
-	[[ -n $base_cg && -n $freed ]] || { problems+=("$kind: no baseline or freed line"); continue; }
+	freed_cg=$(sed -n 's/^freed d_used_kib=[0-9-]* d_cg_kib=\([0-9-]*\)$/\1/p' "$log")
+	[[ -n $base_cg && -n $freed && -n $freed_cg ]] || { problems+=("$kind: no baseline or freed line"); continue; }
 	cg_end=$((base_cg + R[d_cg_kib]))
-	info "$kind: created ${R[created]}, stop ${R[stop]} errno ${R[errno]}; system use +${R[d_used_kib]} KiB, cgroup +${R[d_cg_kib]} KiB (memory.current $cg_end KiB), outside ${R[outside_kib]} KiB; after freeing: system use $freed KiB from the baseline"
+	info "$kind: created ${R[created]}, stop ${R[stop]} errno ${R[errno]}; system use +${R[d_used_kib]} KiB, cgroup +${R[d_cg_kib]} KiB (memory.current $cg_end KiB), outside ${R[outside_kib]} KiB; after freeing: system use $freed KiB, cgroup $freed_cg KiB from the baseline"
 	if [[ ${R[stop]} != errno ]]; then
 		problems+=("$kind: ${R[created]} created and no failure: the system's use grew by ${R[d_used_kib]} KiB (bound ${BUDGET_MIB} MiB) while the cgroup (memory.max ${LIMIT_MIB} MiB) was charged ${R[d_cg_kib]} KiB")
 	elif [[ ${R[errno]} != 12 ]]; then
@@ -107,7 +109,12 @@ for kind in cq qp mr; do
 	if [[ ${R[stop]} == errno ]] && ((cg_end < (LIMIT_MIB - NEAR_MIB) * 1024)); then
 		problems+=("$kind: refused at memory.current $cg_end KiB, not near memory.max ${LIMIT_MIB} MiB")
 	fi
-	((freed <= MARGIN_MIB * 1024)) ||
+	# leaks: the cgroup's charge must come back (slab and per-CPU charge
+	# caches keep a little); the system's use is noisier (page cache,
+	# per-CPU page lists): 2x the margin
+	((freed_cg <= 2048)) ||
+		problems+=("$kind: after freeing everything the cgroup is still charged $freed_cg KiB more than before")
+	((freed <= 2 * MARGIN_MIB * 1024)) ||
 		problems+=("$kind: after freeing everything the system still uses $freed KiB more than before")
 	unset R
 done
