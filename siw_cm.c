@@ -114,7 +114,33 @@ unsigned int siw_cm_mpa_timeout(void)
 	return READ_ONCE(mpa_timeout_ms);
 }
 
-struct workqueue_struct *siw_cm_wq;
+/*
+ * Connection work runs on one of SIW_CM_NWQ ordered queues, a device's
+ * always on the same one (siw_cm_wq_of()), so the steps of a device's
+ * connections keep their order while a flood of connections to one
+ * device (or namespace) does not hold up the teardown and setup of
+ * devices on the other queues. Listening sockets accept on their own
+ * queue. The queues live as long as the module: an endpoint may be
+ * kicked after its device is gone.
+ */
+#define SIW_CM_NWQ	4
+static struct workqueue_struct *siw_cm_wqs[SIW_CM_NWQ];
+struct workqueue_struct *siw_listen_wq;
+
+static struct workqueue_struct *siw_cm_wq_of(struct siw_device *sdev)
+{
+	return siw_cm_wqs[sdev->id % SIW_CM_NWQ];
+}
+
+/* Wait for the connection work queued so far, of every device. */
+void siw_cm_flush(void)
+{
+	int i;
+
+	flush_workqueue(siw_listen_wq);
+	for (i = 0; i < SIW_CM_NWQ; i++)
+		flush_workqueue(siw_cm_wqs[i]);
+}
 
 static const char * const siw_cep_state_name[] = {
 	[SIW_CEP_IDLE] = "IDLE",
@@ -142,7 +168,7 @@ static void siw_cep_free(struct kref *ref)
 	unsigned long flags;
 
 	spin_lock_irqsave(&siw_ceps_lock, flags);
-	list_del_init(&cep->all);
+	list_del_rcu(&cep->all);
 	spin_unlock_irqrestore(&siw_ceps_lock, flags);
 
 	kfree(cep->ulp_pd);
@@ -159,7 +185,7 @@ EXPORT_SYMBOL_IF_KUNIT(siw_cep_put);
 static void siw_cep_queue(struct siw_cep *cep)
 {
 	kref_get(&cep->ref);
-	if (!queue_work(siw_cm_wq, &cep->work))
+	if (!queue_work(cep->wq, &cep->work))
 		siw_cep_put(cep);
 }
 
@@ -178,7 +204,7 @@ void siw_cep_arm(struct siw_cep *cep, unsigned int ms)
 	cep->deadline = jiffies + delay;
 	cep->armed = true;
 	kref_get(&cep->ref);
-	if (mod_delayed_work(siw_cm_wq, &cep->timer, delay))
+	if (mod_delayed_work(cep->wq, &cep->timer, delay))
 		siw_cep_put(cep);	/* was pending: it holds a ref already */
 }
 EXPORT_SYMBOL_IF_KUNIT(siw_cep_arm);
@@ -214,6 +240,7 @@ struct siw_cep *siw_cep_alloc(struct siw_device *sdev)
 	}
 	cep->dev_ref = true;
 	cep->sdev = sdev;
+	cep->wq = siw_cm_wq_of(sdev);
 	cep->net = dev_net(sdev->netdev);
 	kref_init(&cep->ref);
 	mutex_init(&cep->mtx);
@@ -223,7 +250,7 @@ struct siw_cep *siw_cep_alloc(struct siw_device *sdev)
 	cep->state = SIW_CEP_IDLE;
 
 	spin_lock_irqsave(&siw_ceps_lock, flags);
-	list_add_tail(&cep->all, &siw_ceps);
+	list_add_tail_rcu(&cep->all, &siw_ceps);
 	spin_unlock_irqrestore(&siw_ceps_lock, flags);
 	return cep;
 }
@@ -580,6 +607,7 @@ static void siw_sock_discard_rx(struct socket *sock)
 static void siw_cep_close(struct siw_cep *cep, bool abort, int status)
 {
 	struct iw_cm_id *id = cep->cm_id;
+	bool reset = abort && !cep->keep_sent;
 
 	if (cep->state == SIW_CEP_CLOSED)
 		return;
@@ -593,8 +621,21 @@ static void siw_cep_close(struct siw_cep *cep, bool abort, int status)
 		siw_qp_llp_closed(cep->qp);
 		cep->attached = false;
 	}
+	/*
+	 * Zero-copy payload TCP still holds keeps a device reference, and
+	 * an orphaned socket may retransmit it for minutes after the peer
+	 * is gone, stalling device removal: such a close resets. (Its work
+	 * requests were flushed, not completed, so nothing reported as
+	 * delivered is lost.)
+	 */
+	if (cep->sock && cep->qp &&
+	    siw_zc_started(cep->qp) != siw_zc_released(cep->qp)) {
+		siw_dbg(cep->sdev, "%pISpc: zero-copy data unacknowledged at close, resetting\n",
+			&cep->raddr);
+		reset = true;
+	}
 	if (cep->sock) {
-		if (abort && !cep->keep_sent) {
+		if (reset) {
 			sock_no_linger(cep->sock->sk);
 		} else {
 			if (abort)
@@ -971,9 +1012,19 @@ static void siw_cep_got_request(struct siw_cep *cep)
 						    ", not supported");
 		goto drop;
 	}
-	/* answer in the peer's revision unless we are limited to 1 */
-	cep->rev = mi.rev == MPA_REVISION_2 && READ_ONCE(mpa_rev) == 2 ?
-		   MPA_REVISION_2 : MPA_REVISION_1;
+	/*
+	 * Answer in the peer's revision unless we are limited to 1. A
+	 * revision 2 request without the enhanced-connection flag carries
+	 * no IRD/ORD: it gets a revision 1 reply, which every initiator
+	 * takes (RFC 5044: the reply's revision may be lower), where a
+	 * revision 2 reply would have its first 4 bytes of private data
+	 * read as IRD/ORD by a peer that always expects them (RFC 6581).
+	 */
+	cep->rev = mi.v2 && READ_ONCE(mpa_rev) == 2 ? MPA_REVISION_2 :
+						      MPA_REVISION_1;
+	if (mi.rev == MPA_REVISION_2 && !mi.v2)
+		siw_dbg(sdev, "peer %pISpc: revision 2 request without IRD/ORD, replying in revision 1\n",
+			&cep->raddr);
 	cep->peer_ird = SIW_MAX_IRD;
 	cep->peer_ord = SIW_MAX_ORD;
 	if (mi.v2) {
@@ -1431,14 +1482,18 @@ static void siw_cep_timer(struct work_struct *w)
 
 /* -------------------------------------------------- namespace, module */
 
-/* Kick every endpoint in @net (or all, for NULL) with @ev. */
+/*
+ * Kick every endpoint in @net (or all, for NULL) with @ev. The list is
+ * walked under RCU, not siw_ceps_lock: our reference may be the last,
+ * and the final put takes that lock to unlink the endpoint (endpoints
+ * are freed after a grace period, so the walk may go on past it).
+ */
 void siw_cep_kick_all(struct net *net, int ev)
 {
 	struct siw_cep *cep;
-	unsigned long flags;
 
-	spin_lock_irqsave(&siw_ceps_lock, flags);
-	list_for_each_entry(cep, &siw_ceps, all) {
+	rcu_read_lock();
+	list_for_each_entry_rcu(cep, &siw_ceps, all) {
 		if (net && cep->net != net)
 			continue;
 		if (kref_get_unless_zero(&cep->ref)) {
@@ -1446,12 +1501,26 @@ void siw_cep_kick_all(struct net *net, int ev)
 			siw_cep_put(cep);
 		}
 	}
-	spin_unlock_irqrestore(&siw_ceps_lock, flags);
+	rcu_read_unlock();
+}
+
+static void siw_cm_wq_destroy(void)
+{
+	int i;
+
+	for (i = 0; i < SIW_CM_NWQ; i++) {
+		if (siw_cm_wqs[i])
+			destroy_workqueue(siw_cm_wqs[i]);
+		siw_cm_wqs[i] = NULL;
+	}
+	if (siw_listen_wq)
+		destroy_workqueue(siw_listen_wq);
+	siw_listen_wq = NULL;
 }
 
 int siw_cm_init(void)
 {
-	int rv;
+	int i, rv;
 
 	/*
 	 * Ordered: connection steps run in the order they were triggered, so
@@ -1460,30 +1529,39 @@ int siw_cm_init(void)
 	 * that open several connections at once pair them up by that order
 	 * (perftest -q N did, and stalled when two swapped).
 	 */
-	siw_cm_wq = alloc_ordered_workqueue("siw_cm_wq", WQ_MEM_RECLAIM);
-	if (!siw_cm_wq)
-		return -ENOMEM;
-	rv = siw_listen_init();
-	if (rv) {
-		destroy_workqueue(siw_cm_wq);
-		siw_cm_wq = NULL;
+	for (i = 0; i < SIW_CM_NWQ; i++) {
+		siw_cm_wqs[i] = alloc_ordered_workqueue("siw_cm_wq%d",
+							WQ_MEM_RECLAIM, i);
+		if (!siw_cm_wqs[i])
+			goto nomem;
 	}
+	siw_listen_wq = alloc_workqueue("siw_listen", WQ_MEM_RECLAIM, 0);
+	if (!siw_listen_wq)
+		goto nomem;
+	rv = siw_listen_init();
+	if (rv)
+		siw_cm_wq_destroy();
 	return rv;
+nomem:
+	siw_cm_wq_destroy();
+	return -ENOMEM;
 }
 
 void siw_cm_exit(void)
 {
 	struct siw_cep *cep, *next;
 	unsigned long flags;
+	int i;
 	unsigned int left = 0;
 	LIST_HEAD(shells);
 
-	if (!siw_cm_wq)
+	if (!siw_listen_wq)
 		return;
 	siw_listen_exit();
 	/* devices are gone: whatever still runs is closing down */
 	siw_cep_kick_all(NULL, SIW_EV_KILL);
-	drain_workqueue(siw_cm_wq);
+	for (i = 0; i < SIW_CM_NWQ; i++)
+		drain_workqueue(siw_cm_wqs[i]);
 
 	/*
 	 * What is left are closed requests whose CONNECT_REQUEST iw_cm
@@ -1504,8 +1582,7 @@ void siw_cm_exit(void)
 	}
 	if (left)
 		pr_info("freed %u unanswered connection requests\n", left);
-	destroy_workqueue(siw_cm_wq);
-	siw_cm_wq = NULL;
+	siw_cm_wq_destroy();
 }
 
 /* The iw_cm entry points, merged into a device by siw_verbs_set_ops() */

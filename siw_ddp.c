@@ -65,7 +65,8 @@ static int siw_sgl_chunk(struct siw_wqe *wqe, u32 off, u32 len,
 		if (off < sge->length) {
 			if (!wqe->mr[i])
 				return -EFAULT;
-			return siw_mr_chunk(wqe->mr[i], sge->laddr + off,
+			return siw_mr_chunk(wqe->mr[i], wqe->mr_gen[i],
+					    sge->laddr + off,
 					    min(len, sge->length - off), c);
 		}
 		off -= sge->length;
@@ -285,7 +286,7 @@ int siw_ddp_rx_place(struct siw_ddp_rx *d, struct siw_rx_err *e,
 
 	while (len) {
 		if (t->mr)
-			rv = siw_mr_chunk(t->mr, t->va, len, &c);
+			rv = siw_mr_chunk(t->mr, t->gen, t->va, len, &c);
 		else if (t->wqe)
 			rv = siw_sgl_chunk(t->wqe, t->off, len, &c);
 		else	/* payload nobody may receive: the header said so */

@@ -42,10 +42,19 @@ struct siw_lgroup {
 	void (*orig_data_ready)(struct sock *sk);
 };
 
+/*
+ * Endpoints a listener lets wait for their MPA request: the listen
+ * backlog, but never fewer than this, since a burst of connects is
+ * accepted whole before the first request is read.
+ */
+#define SIW_LISTEN_PENDING_MIN	64
+
 /* One iw_cm listen of one device */
 struct siw_listener {
 	struct list_head node;		/* on grp->members */
 	struct list_head pending;	/* endpoints before CONNECT_REQUEST */
+	u32 npending;			/* on @pending */
+	u32 max_pending;		/* siw_listener_cap() */
 	struct siw_lgroup *grp;
 	struct iw_cm_id *cm_id;
 	struct siw_device *sdev;
@@ -183,16 +192,23 @@ bool siw_addr_on_netdev(struct net_device *nd,
 	return ipv6_chk_addr(dev_net(nd), ip6, nd, 1);
 }
 
+/* Off its listener's pending list; siw_listen_mutex held. */
+static void siw_listen_unpend(struct siw_cep *cep)
+{
+	lockdep_assert_held(&siw_listen_mutex);
+	list_del_init(&cep->lnode);
+	cep->listener->npending--;
+	cep->listener = NULL;
+}
+
 /* The endpoint leaves its listener's pending list (if still on it). */
 void siw_listen_forget(struct siw_cep *cep)
 {
 	if (cep->active)
 		return;
 	mutex_lock(&siw_listen_mutex);
-	if (cep->listener) {
-		list_del_init(&cep->lnode);
-		cep->listener = NULL;
-	}
+	if (cep->listener)
+		siw_listen_unpend(cep);
 	mutex_unlock(&siw_listen_mutex);
 }
 
@@ -219,8 +235,7 @@ int siw_listen_deliver(struct siw_cep *cep, void *pd, u16 pd_len)
 	rv = siw_cep_event(cep, l->cm_id, IW_CM_EVENT_CONNECT_REQUEST, 0,
 			   pd, pd_len);
 	if (!rv) {
-		list_del_init(&cep->lnode);
-		cep->listener = NULL;
+		siw_listen_unpend(cep);
 		kref_get(&cep->ref);
 		cep->provider_ref = true;
 	}
@@ -239,7 +254,7 @@ static void siw_lsock_data_ready(struct sock *sk)
 	rcu_read_lock();
 	grp = rcu_dereference_sk_user_data(sk);
 	if (grp && READ_ONCE(sk->sk_state) == TCP_LISTEN)
-		queue_work(siw_cm_wq, &grp->accept_work);
+		queue_work(siw_listen_wq, &grp->accept_work);
 	rcu_read_unlock();
 	read_unlock_bh(&sk->sk_callback_lock);
 }
@@ -278,6 +293,19 @@ static void siw_lgroup_dispatch(struct siw_lgroup *grp, struct socket *ns)
 			&ra, &la);
 		goto drop;
 	}
+	/*
+	 * A peer may open connections and never send an MPA request: each
+	 * would hold a socket and a device reference until mpa_timeout_ms.
+	 * Past the cap the new one is reset, as TCP drops SYNs past a full
+	 * backlog (the ULP's own backlog bounds the requests it was handed).
+	 */
+	if (hit->npending >= hit->max_pending) {
+		siw_stat_inc(hit->sdev, SIW_STAT_CONN_REFUSED);
+		siw_warn(hit->sdev, "listener %pISpc: %u connections wait for their MPA request, refusing %pISpc\n",
+			 &grp->addr, hit->npending, &ra);
+		sock_no_linger(ns->sk);
+		goto drop;
+	}
 	cep = siw_cep_alloc(hit->sdev);
 	if (IS_ERR(cep)) {
 		siw_warn(hit->sdev, "dropping connection from %pISpc: %ld\n",
@@ -295,6 +323,7 @@ static void siw_lgroup_dispatch(struct siw_lgroup *grp, struct socket *ns)
 	tcp_sock_set_nodelay(ns->sk);
 	cep->listener = hit;
 	list_add_tail(&cep->lnode, &hit->pending);
+	hit->npending++;
 	siw_cep_set_state(cep, SIW_CEP_AWAIT_REQUEST);
 	siw_cep_arm(cep, siw_cm_mpa_timeout());
 	siw_cep_hook(cep, grp->orig_data_ready);
@@ -379,7 +408,7 @@ static struct siw_lgroup *siw_lgroup_create(struct siw_device *sdev,
 
 	list_add_tail(&grp->node, &siw_lgroups);
 	/* connections completed before the hook raised no callback */
-	queue_work(siw_cm_wq, &grp->accept_work);
+	queue_work(siw_listen_wq, &grp->accept_work);
 	return grp;
 }
 
@@ -409,7 +438,9 @@ static void siw_lgroup_release(struct siw_lgroup *grp)
 /**
  * siw_create_listen - iw_cm listen verb
  * @id: listening cm_id; id->local_addr may be a wildcard address
- * @backlog: TCP backlog of a newly created listening socket
+ * @backlog: TCP backlog of a newly created listening socket, and how many
+ *	connections may wait for their MPA request (at least
+ *	SIW_LISTEN_PENDING_MIN; more are refused and counted)
  *
  * Joins the listening socket another device already has on the same
  * address in the same namespace, or creates one.
@@ -433,6 +464,7 @@ int siw_create_listen(struct iw_cm_id *id, int backlog)
 	INIT_LIST_HEAD(&l->pending);
 	l->cm_id = id;
 	l->sdev = sdev;
+	l->max_pending = max_t(int, backlog, SIW_LISTEN_PENDING_MIN);
 
 	mutex_lock(&siw_listen_mutex);
 	grp = siw_lgroup_find(dev_net(sdev->netdev), &id->local_addr,
@@ -486,8 +518,7 @@ int siw_destroy_listen(struct iw_cm_id *id)
 	grp = l->grp;
 	list_del(&l->node);
 	list_for_each_entry_safe(cep, next, &l->pending, lnode) {
-		list_del_init(&cep->lnode);
-		cep->listener = NULL;
+		siw_listen_unpend(cep);
 		siw_cep_kick(cep, SIW_EV_KILL);
 	}
 	if (list_empty(&grp->members) && !grp->dead) {
@@ -535,7 +566,7 @@ static void siw_listen_net_exit(struct net *net)
 	}
 
 	siw_cep_kick_all(net, SIW_EV_KILL);
-	flush_workqueue(siw_cm_wq);
+	siw_cm_flush();
 }
 
 static struct pernet_operations siw_listen_net_ops = {

@@ -311,6 +311,8 @@ static void __exit siw_exit(void)
 	rdma_link_unregister(&siw_link_ops);
 	unregister_netdevice_notifier(&siw_netdev_nb);
 	ib_unregister_driver(RDMA_DRIVER_SIW);
+	/* zero-copy releases: their final device puts (siw_zc_free()) */
+	rcu_barrier();
 	siw_cm_exit();
 	siw_mem_fini();
 	siw_qp_wq_exit();

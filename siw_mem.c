@@ -72,6 +72,18 @@ static int siw_mr_access_ok(struct siw_device *sdev, int access)
 	return 0;
 }
 
+/**
+ * siw_mr_init() - the reference and registration lock of a new MR
+ * @mr: zeroed MR
+ */
+void siw_mr_init(struct siw_mr *mr)
+{
+	kref_init(&mr->ref);
+	spin_lock_init(&mr->lock);
+	seqcount_spinlock_init(&mr->seq, &mr->lock);
+}
+EXPORT_SYMBOL_IF_KUNIT(siw_mr_init);
+
 static struct siw_mr *siw_mr_new(struct siw_device *sdev, struct ib_pd *pd,
 				 enum siw_mr_type type, int access)
 {
@@ -83,7 +95,9 @@ static struct siw_mr *siw_mr_new(struct siw_device *sdev, struct ib_pd *pd,
 			 sdev->max.mr);
 		return ERR_PTR(-ENOMEM);
 	}
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	/* a user MR is charged to its process's memory cgroup */
+	mr = kzalloc(sizeof(*mr), type == SIW_MR_USER ? GFP_KERNEL_ACCOUNT :
+							GFP_KERNEL);
 	if (!mr) {
 		atomic_dec(&sdev->num_mr_held);
 		return ERR_PTR(-ENOMEM);
@@ -94,7 +108,7 @@ static struct siw_mr *siw_mr_new(struct siw_device *sdev, struct ib_pd *pd,
 	mr->type = type;
 	mr->pd = pd;
 	mr->access = access & SIW_MR_ACCESS_RIGHTS;
-	kref_init(&mr->ref);
+	siw_mr_init(mr);
 	return mr;
 }
 
@@ -163,6 +177,7 @@ void siw_mr_put(struct siw_mr *mr)
 	if (mr)
 		kref_put(&mr->ref, siw_mr_release);
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_mr_put);
 
 /**
  * siw_mr_lookup() - find the MR an STag names and reference it
@@ -184,6 +199,7 @@ struct siw_mr *siw_mr_lookup(struct siw_device *sdev, u32 stag)
 	rcu_read_unlock();
 	return mr;
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_mr_lookup);
 
 /*
  * Give a set-up MR an STag and make it visible. The index is reserved
@@ -224,7 +240,14 @@ static u32 siw_next_key(struct siw_device *sdev)
 /* Unpublish and drop the table's reference. */
 static void siw_mr_retire(struct siw_mr *mr)
 {
-	WRITE_ONCE(mr->valid, false);
+	unsigned long flags;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	write_seqcount_begin(&mr->seq);
+	mr->valid = false;
+	mr->gen++;
+	write_seqcount_end(&mr->seq);
+	spin_unlock_irqrestore(&mr->lock, flags);
 	xa_erase(&mr->sdev->mr_xa, siw_stag_index(mr->stag));
 	siw_mr_unhold(mr);
 	siw_mr_put(mr);
@@ -273,7 +296,7 @@ static int siw_mr_fill_pages(struct siw_mr *mr)
 	mr->npages = ib_umem_num_pages(mr->umem);
 	/* the length is the caller's: one line on failure, not a stack */
 	mr->pages = kvmalloc_array(mr->npages, sizeof(*mr->pages),
-				   GFP_KERNEL | __GFP_NOWARN);
+				   GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!mr->pages) {
 		siw_warn(mr->sdev, "no memory for the page list of a %lu-page MR\n",
 			 mr->npages);
@@ -480,87 +503,131 @@ static int siw_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
 /**
  * siw_mr_fast_reg() - execute an IB_WR_REG_MR work request
  * @sdev: device of the QP executing the request
- * @ibmr: the MR named in the request
+ * @pd: the QP's protection domain
+ * @ibmr: the MR named in the request, not yet trusted (a kernel
+ *	consumer's pointer): found in the STag table first and held
  * @key: new STag (its index must be the MR's)
  * @access: IB_ACCESS_* rights to grant
  *
- * Return: 0 or -EINVAL if the MR is not an invalid FRMR of this device,
- * the STag or rights are wrong, or the page list does not cover the
- * registered range.
+ * Return: 0 or -EINVAL if the MR is not an invalid FRMR of this device
+ * and PD, the STag or rights are wrong, or the page list does not cover
+ * the registered range.
  */
-int siw_mr_fast_reg(struct siw_device *sdev, struct ib_mr *ibmr, u32 key,
-		    int access)
+int siw_mr_fast_reg(struct siw_device *sdev, struct ib_pd *pd,
+		    struct ib_mr *ibmr, u32 key, int access)
 {
-	struct siw_mr *mr = to_siw_mr(ibmr);
-	u32 psz = ibmr->page_size;
+	struct siw_mr *mr = NULL, *found;
+	unsigned long flags;
+	int rv = -EINVAL;
+	u32 psz;
 	u64 need;
 
-	if (ibmr->device != &sdev->base || mr->type != SIW_MR_FRMR) {
-		siw_dbg(sdev, "REG_MR on a non-FRMR\n");
+	/* the pointer counts only if the table holds it at the key's index */
+	rcu_read_lock();
+	found = xa_load(&sdev->mr_xa, siw_stag_index(key));
+	if (found && &found->base == ibmr && kref_get_unless_zero(&found->ref))
+		mr = found;
+	rcu_read_unlock();
+	if (!mr) {
+		siw_dbg(sdev, "REG_MR for key 0x%08x: not an MR of this device\n",
+			key);
 		return -EINVAL;
 	}
-	if (READ_ONCE(mr->valid)) {
-		siw_dbg(sdev, "REG_MR on valid stag 0x%08x\n", mr->stag);
-		return -EINVAL;
-	}
-	if (siw_stag_index(key) != siw_stag_index(mr->stag)) {
-		siw_dbg(sdev, "REG_MR key 0x%08x for stag 0x%08x\n", key,
-			mr->stag);
-		return -EINVAL;
+	if (mr->type != SIW_MR_FRMR || mr->pd != pd) {
+		siw_dbg(sdev, "REG_MR on stag 0x%08x: %s\n", mr->stag,
+			mr->pd != pd ? "another PD's MR" : "not an FRMR");
+		goto out;
 	}
 	if (siw_mr_access_ok(sdev, access))
-		return -EINVAL;
+		goto out;
+	psz = ibmr->page_size;
 	if (!psz || !is_power_of_2(psz) || ibmr->length > SIW_MAX_MR_SIZE) {
 		siw_dbg(sdev, "REG_MR bad page size %u or length %llu\n", psz,
 			ibmr->length);
-		return -EINVAL;
+		goto out;
 	}
 	need = DIV_ROUND_UP((u64)mr->first_off + ibmr->length, psz);
 	if (need > mr->pbl_n) {
 		siw_dbg(sdev, "REG_MR needs %llu pages, has %u\n", need,
 			mr->pbl_n);
-		return -EINVAL;
+		goto out;
 	}
+	spin_lock_irqsave(&mr->lock, flags);
+	if (mr->valid) {
+		spin_unlock_irqrestore(&mr->lock, flags);
+		siw_dbg(sdev, "REG_MR on valid stag 0x%08x\n", mr->stag);
+		goto out;
+	}
+	/* key, range and rights turn valid at once for every reader */
+	write_seqcount_begin(&mr->seq);
 	mr->access = access & SIW_MR_ACCESS_RIGHTS;
 	mr->va = ibmr->iova;
 	mr->len = ibmr->length;
-	WRITE_ONCE(mr->stag, siw_stag_make(siw_stag_index(mr->stag), key));
-	/* publish the new range and rights before the STag turns valid */
-	smp_store_release(&mr->valid, true);
-	return 0;
+	mr->stag = siw_stag_make(siw_stag_index(mr->stag), key);
+	mr->valid = true;
+	mr->gen++;
+	write_seqcount_end(&mr->seq);
+	spin_unlock_irqrestore(&mr->lock, flags);
+	rv = 0;
+out:
+	siw_mr_put(mr);
+	return rv;
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_mr_fast_reg);
 
 /**
  * siw_mr_check() - may this access use this MR
  * @mr: referenced MR
+ * @stag: the STag the access names (its key was compared at lookup and
+ *	is compared again here, in the same snapshot as the rest)
  * @pd: PD of the accessing QP
  * @access: rights needed: 0 for local read, IB_ACCESS_LOCAL_WRITE,
  *	    IB_ACCESS_REMOTE_READ or IB_ACCESS_REMOTE_WRITE
  * @va: first address
  * @len: bytes, may be 0
  * @remote: access requested by the peer
+ * @gen: set to the registration checked, for siw_mr_chunk(); may be NULL
+ *
+ * A Local Invalidate and a fast-register with a new key may run between
+ * the lookup and this check: the key, state, range and rights are read
+ * as one snapshot, so the old key never gets the new range or rights.
  *
  * Return: enum siw_access_err, SIW_ACC_OK (0) if permitted.
  */
-int siw_mr_check(struct siw_mr *mr, struct ib_pd *pd, int access, u64 va,
-		 u64 len, bool remote)
+int siw_mr_check(struct siw_mr *mr, u32 stag, struct ib_pd *pd, int access,
+		 u64 va, u64 len, bool remote, u32 *gen)
 {
-	u64 end;
+	u64 end, mva, mlen;
+	unsigned int seq;
+	u32 key, g;
+	bool valid;
+	int macc;
 
-	/* pairs with siw_mr_fast_reg(): range and rights before valid */
-	if (!smp_load_acquire(&mr->valid))
+	do {
+		seq = read_seqcount_begin(&mr->seq);
+		valid = mr->valid;
+		key = mr->stag;
+		macc = mr->access;
+		mva = mr->va;
+		mlen = mr->len;
+		g = mr->gen;
+	} while (read_seqcount_retry(&mr->seq, seq));
+
+	if (!valid || key != stag)
 		return SIW_ACC_STAG;
 	if (mr->pd != pd)
 		return SIW_ACC_PD;
-	if (access & ~mr->access & SIW_MR_ACCESS_RIGHTS)
+	if (access & ~macc & SIW_MR_ACCESS_RIGHTS)
 		return SIW_ACC_RIGHTS;
 	/* a peer must name a remote right; catches callers passing 0 */
 	if (remote && !(access & SIW_MR_ACCESS_REMOTE))
 		return SIW_ACC_RIGHTS;
 	if (check_add_overflow(va, len, &end))
 		return SIW_ACC_WRAP;
-	if (va < mr->va || end - mr->va > mr->len)
+	if (va < mva || end - mva > mlen)
 		return SIW_ACC_BOUNDS;
+	if (gen)
+		*gen = g;
 	return SIW_ACC_OK;
 }
 EXPORT_SYMBOL_IF_KUNIT(siw_mr_check);
@@ -586,6 +653,7 @@ static int siw_chunk_kva(unsigned long kva, u64 len, struct siw_mem_chunk *c)
 /**
  * siw_mr_chunk() - locate the page piece holding an MR address
  * @mr: MR, range already accepted by siw_mr_check()
+ * @gen: the registration siw_mr_check() accepted
  * @va: address within the MR
  * @len: bytes wanted from @va
  * @c: result; @c->len is at most @len and never crosses a page
@@ -593,11 +661,17 @@ static int siw_chunk_kva(unsigned long kva, u64 len, struct siw_mem_chunk *c)
  * Return: 0, or -EFAULT if the MR cannot resolve @va (never expected
  * after a successful check, but the data path must not crash on it).
  */
-int siw_mr_chunk(struct siw_mr *mr, u64 va, u64 len, struct siw_mem_chunk *c)
+int siw_mr_chunk(struct siw_mr *mr, u32 gen, u64 va, u64 len,
+		 struct siw_mem_chunk *c)
 {
 	u64 off, idx;
 	u32 psz;
 
+	/* invalidated or registered anew since the check: not ours */
+	if (READ_ONCE(mr->gen) != gen)
+		return -EFAULT;
+	/* pairs with write_seqcount_end(): the range of that generation */
+	smp_rmb();
 	if (va < mr->va || va - mr->va > mr->len)
 		return -EFAULT;
 	if (!len) {
@@ -638,6 +712,7 @@ int siw_mr_chunk(struct siw_mr *mr, u64 va, u64 len, struct siw_mem_chunk *c)
 	}
 	return -EFAULT;
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_mr_chunk);
 
 /**
  * siw_mr_invalidate() - invalidate an STag (local or Send with Invalidate)
@@ -652,16 +727,28 @@ int siw_mr_invalidate(struct siw_device *sdev, u32 stag, struct ib_pd *pd,
 		      bool remote)
 {
 	struct siw_mr *mr = siw_mr_lookup(sdev, stag);
+	unsigned long flags;
 	int rv = SIW_ACC_OK;
 
 	if (!mr)
 		return SIW_ACC_STAG;
-	if (mr->pd != pd)
+	if (mr->pd != pd) {
 		rv = SIW_ACC_PD;
-	else if (mr->type == SIW_MR_DMA || (remote && !mr->remote_inv_ok))
+	} else if (mr->type == SIW_MR_DMA || (remote && !mr->remote_inv_ok)) {
 		rv = SIW_ACC_RIGHTS;
-	else if (cmpxchg(&mr->valid, true, false) != true)
-		rv = SIW_ACC_STAG;
+	} else {
+		/* the key is compared again: it may have rotated since lookup */
+		spin_lock_irqsave(&mr->lock, flags);
+		if (!mr->valid || mr->stag != stag) {
+			rv = SIW_ACC_STAG;
+		} else {
+			write_seqcount_begin(&mr->seq);
+			mr->valid = false;
+			mr->gen++;
+			write_seqcount_end(&mr->seq);
+		}
+		spin_unlock_irqrestore(&mr->lock, flags);
+	}
 
 	if (rv)
 		siw_dbg(sdev, "invalidate stag 0x%08x%s refused: %d\n", stag,
@@ -669,6 +756,7 @@ int siw_mr_invalidate(struct siw_device *sdev, u32 stag, struct ib_pd *pd,
 	siw_mr_put(mr);
 	return rv;
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_mr_invalidate);
 
 /**
  * siw_dereg_mr() - destroy an MR

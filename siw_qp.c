@@ -16,6 +16,8 @@
  */
 #include <linux/vmalloc.h>
 #include <linux/slab.h>
+#include <linux/memcontrol.h>
+#include <linux/sched/mm.h>
 #include <net/tcp.h>
 #include <rdma/restrack.h>
 
@@ -215,10 +217,21 @@ int siw_qp_to_rts(struct siw_qp *qp, const struct siw_llp_params *p)
 	u32 ndone = max_t(u32, qp->attrs.sq_size, 16);
 	struct siw_sq_done *done;
 
-	/* a failure is reported by the caller ("cannot enter RTS") */
-	irq = kvcalloc(ird, sizeof(*irq), GFP_KERNEL | __GFP_NOWARN);
-	orq = kvcalloc(ord, sizeof(*orq), GFP_KERNEL | __GFP_NOWARN);
-	done = kvcalloc(ndone, sizeof(*done), GFP_KERNEL | __GFP_NOWARN);
+	struct mem_cgroup *old_memcg;
+	gfp_t gfp = GFP_KERNEL | __GFP_NOWARN;
+
+	/*
+	 * A user QP's arrays are charged to its creator's memory cgroup,
+	 * also when the CM's work item (the active side) gets here. A
+	 * failure is reported by the caller ("cannot enter RTS").
+	 */
+	if (qp->memcg)
+		gfp |= __GFP_ACCOUNT;
+	old_memcg = set_active_memcg(qp->memcg);
+	irq = kvcalloc(ird, sizeof(*irq), gfp);
+	orq = kvcalloc(ord, sizeof(*orq), gfp);
+	done = kvcalloc(ndone, sizeof(*done), gfp);
+	set_active_memcg(old_memcg);
 	if (!irq || !orq || !done) {
 		kvfree(irq);
 		kvfree(orq);
@@ -249,6 +262,16 @@ int siw_qp_to_rts(struct siw_qp *qp, const struct siw_llp_params *p)
 	qp->attrs.ird = ird;
 	qp->attrs.ord = ord;
 	qp->attrs.crc = p->crc;
+	/*
+	 * Before RTS a user QP's access flags are librdmacm's, not the
+	 * consumer's: 0 on the active side (rdma_init_qp_attr() without an
+	 * iw_cm id), remote Write and Read on the passive side. It enters
+	 * RTS allowing both; IB_QP_ACCESS_FLAGS in RTS narrows them. A
+	 * kernel QP keeps what rdma_cm (or its consumer) set.
+	 */
+	if (qp->user)
+		WRITE_ONCE(qp->attrs.access, IB_ACCESS_REMOTE_WRITE |
+					     IB_ACCESS_REMOTE_READ);
 	qp->sock = p->sock;
 	qp->cep = p->cep;
 	qp->irq_put = 0;
@@ -310,9 +333,6 @@ void siw_qp_to_error(struct siw_qp *qp)
 	if (old != SIW_QP_IDLE && READ_ONCE(qp->cep))
 		siw_cm_qp_disconnect(qp, !qp->term_sent);
 	siw_qp_flush(qp);
-	/* let the TX work flush what it owns */
-	if (old != SIW_QP_IDLE)
-		siw_qp_schedule_tx(qp);
 }
 EXPORT_SYMBOL_IF_KUNIT(siw_qp_to_error);
 
@@ -389,13 +409,16 @@ void siw_qp_destroy(struct siw_qp *qp)
 
 void siw_qp_free(struct siw_qp *qp)
 {
-	siw_qp_flush(qp);
+	/* the engines flushed what they hold (siw_tx_fini, siw_rx_fini) */
+	siw_qp_flush_rq(qp);
 	kvfree(qp->irq);
 	kvfree(qp->orq);
 	kvfree(qp->sq_done);
 	qp->irq = NULL;
 	qp->orq = NULL;
 	qp->sq_done = NULL;
+	mem_cgroup_put(qp->memcg);
+	qp->memcg = NULL;
 }
 EXPORT_SYMBOL_IF_KUNIT(siw_qp_free);
 
@@ -425,6 +448,46 @@ static u16 siw_cqe_status(const struct siw_cq *cq, enum ib_wc_status s)
 	return SIW_WC_GENERAL_ERR;
 }
 
+/*
+ * Move to ERROR from a context that may hold RX, ring or CQ locks: the
+ * state changed already (siw_qp_set_state_error()); the disconnect and
+ * the flush, which take those locks, run from the CM and TX work.
+ */
+static void siw_qp_error_async(struct siw_qp *qp, enum siw_qp_state old)
+{
+	trace_siw_qp_state(qp, old, SIW_QP_ERROR, _RET_IP_);
+	if (old != SIW_QP_IDLE)
+		siw_cm_qp_disconnect(qp, true);
+	siw_qp_wake_tx(qp);
+}
+
+/*
+ * The CQ lost a completion: the consumer hears of it (IB_EVENT_CQ_ERR)
+ * and the QP that produced it stops (IB_EVENT_QP_FATAL, then ERROR), so
+ * no work request of it is silently missing from a running QP. Called
+ * without CQ locks; any context.
+ */
+static void siw_cq_overflow(struct siw_cq *cq, struct siw_qp *qp)
+{
+	struct ib_event ev = {
+		.device = cq->base.device,
+		.element.cq = &cq->base,
+		.event = IB_EVENT_CQ_ERR,
+	};
+	enum siw_qp_state old;
+
+	siw_stat_inc(qp->sdev, SIW_STAT_CQ_OVERFLOW);
+	siw_warn(qp->sdev, "CQ %u overflow: a completion of QP %u is lost, QP to error\n",
+		 cq->id, qp_id(qp));
+	if (cq->base.event_handler)
+		cq->base.event_handler(&ev, cq->base.cq_context);
+	old = siw_qp_set_state_error(qp);
+	if (old != SIW_QP_ERROR) {
+		siw_qp_event(qp, IB_EVENT_QP_FATAL);
+		siw_qp_error_async(qp, old);
+	}
+}
+
 /**
  * siw_cqe_add - write one completion and notify the consumer if armed
  * @cq: completion queue
@@ -437,7 +500,7 @@ static u16 siw_cqe_status(const struct siw_cq *cq, enum ib_wc_status s)
  * @qp: QP the work request belongs to
  *
  * An entry still owned by the consumer is never overwritten: the CQ
- * overflowed, IB_EVENT_CQ_ERR is raised and -ENOSPC returned.
+ * overflowed, siw_cq_overflow() reports it and -ENOSPC is returned.
  */
 static int siw_cqe_add(struct siw_cq *cq, const struct siw_sqe *sqe,
 		       u8 opcode, u32 bytes, enum ib_wc_status status,
@@ -452,18 +515,7 @@ static int siw_cqe_add(struct siw_cq *cq, const struct siw_sqe *sqe,
 	cqe = &cq->queue[cq->put % cq->num_cqe];
 	if (READ_ONCE(cqe->flags) & SIW_WQE_VALID) {
 		spin_unlock_irqrestore(&cq->lock, flags);
-		siw_stat_inc(qp->sdev, SIW_STAT_CQ_OVERFLOW);
-		siw_warn(qp->sdev, "CQ %u overflow, QP %u\n", cq->id,
-			 qp_id(qp));
-		if (cq->base.event_handler) {
-			struct ib_event ev = {
-				.device = cq->base.device,
-				.element.cq = &cq->base,
-				.event = IB_EVENT_CQ_ERR,
-			};
-
-			cq->base.event_handler(&ev, cq->base.cq_context);
-		}
+		siw_cq_overflow(cq, qp);
 		return -ENOSPC;
 	}
 	cqe->id = sqe->id;
@@ -483,12 +535,21 @@ static int siw_cqe_add(struct siw_cq *cq, const struct siw_sqe *sqe,
 	cq->put++;
 	trace_siw_cqe(cq, qp, sqe->id, opcode, bytes, status);
 
+	/*
+	 * Store VALID, then load the arm flags; siw_req_notify_cq() (and
+	 * libsiw) store the flags, then load VALID. Each side needs a full
+	 * barrier between its store and its load, else both may read the
+	 * other's old value: no callback, and REPORT_MISSED_EVENTS says
+	 * nothing was missed. Pairs with the smp_mb() in siw_req_notify_cq().
+	 */
+	smp_mb();
 	/* ctrl->flags is written by user space: read it once */
 	arm = READ_ONCE(cq->ctrl->flags);
 	if ((arm & SIW_NOTIFY_NEXT_COMPLETION) ||
 	    ((arm & SIW_NOTIFY_SOLICITED) &&
 	     (solicited || status != IB_WC_SUCCESS))) {
-		WRITE_ONCE(cq->ctrl->flags, SIW_NOTIFY_NOT);
+		/* disarm only what we read: a re-arm in between stays */
+		cmpxchg(&cq->ctrl->flags, arm, SIW_NOTIFY_NOT);
 		notify = true;
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
@@ -527,6 +588,7 @@ void siw_wqe_complete(struct siw_qp *qp, struct siw_wqe *wqe,
 	}
 	siw_wqe_release(wqe);
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_wqe_complete);
 
 static void siw_sq_cqe(struct siw_qp *qp, const struct siw_sq_done *d)
 {
@@ -605,6 +667,39 @@ void siw_sq_done_flush(struct siw_qp *qp)
 	siw_sq_done_drain(qp, true);
 }
 
+/* The oldest outstanding Read into @w, if any (and if before @msn). */
+static bool siw_orq_take(struct siw_qp *qp, struct siw_wqe *w, bool limit,
+			 u32 msn)
+{
+	struct siw_orq_entry *e;
+	bool got = false;
+
+	spin_lock_bh(&qp->orq_lock);
+	if (qp->orq && qp->orq_get != qp->orq_put) {
+		e = &qp->orq[qp->orq_get % qp->attrs.ord];
+		if (!limit || (s32)(e->wqe.rreq_msn - msn) < 0) {
+			memcpy(w, &e->wqe, sizeof(*w));
+			qp->orq_get++;
+			got = true;
+		}
+	}
+	spin_unlock_bh(&qp->orq_lock);
+	return got;
+}
+
+/**
+ * siw_orq_pop_before - take our oldest outstanding Read if it came before
+ * @qp: the QP
+ * @w: filled with the Read's work request (it owns the MR references)
+ * @msn: Read Request MSN: only a Read with a lower one is taken
+ *
+ * Return: false if no such Read is outstanding.
+ */
+bool siw_orq_pop_before(struct siw_qp *qp, struct siw_wqe *w, u32 msn)
+{
+	return siw_orq_take(qp, w, true, msn);
+}
+
 /**
  * siw_orq_pop - take our oldest outstanding Read off the ORQ
  * @qp: the QP
@@ -614,17 +709,7 @@ void siw_sq_done_flush(struct siw_qp *qp)
  */
 bool siw_orq_pop(struct siw_qp *qp, struct siw_wqe *w)
 {
-	bool got = false;
-
-	spin_lock_bh(&qp->orq_lock);
-	if (qp->orq && qp->orq_get != qp->orq_put) {
-		memcpy(w, &qp->orq[qp->orq_get % qp->attrs.ord].wqe,
-		       sizeof(*w));
-		qp->orq_get++;
-		got = true;
-	}
-	spin_unlock_bh(&qp->orq_lock);
-	return got;
+	return siw_orq_take(qp, w, false, 0);
 }
 
 /**
@@ -897,14 +982,21 @@ static void siw_srq_limit_check(struct siw_srq *srq)
 }
 
 /**
- * siw_rqe_fetch - take the next receive WQE (RQ or SRQ) into @wqe
+ * siw_rqe_take - take the next receive WQE (RQ or SRQ) into @wqe
  * @qp: the QP
  * @wqe: private copy to fill
+ * @flush: a flusher takes it, not the RX engine
  *
- * Returns 0, -ENOENT if nothing is posted, -EINVAL for a malformed RQE
- * (taken off the ring, to be completed with @wqe->status).
+ * Under the ring's consumer lock the RX engine marks its WQE active and
+ * a flusher checks that mark, and the RX engine takes nothing once the
+ * QP is in ERROR: a flusher never completes a later WQE before the one
+ * the RX engine holds.
+ *
+ * Returns 0, -ENOENT if nothing is posted, -EBUSY (flusher) if the RX
+ * engine holds a WQE, -ESHUTDOWN (RX) in ERROR, or -EINVAL for a
+ * malformed RQE (taken off the ring, to be completed with @wqe->status).
  */
-int siw_rqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe)
+static int siw_rqe_take(struct siw_qp *qp, struct siw_wqe *wqe, bool flush)
 {
 	struct siw_srq *srq = qp->srq;
 	struct siw_rqe *ring, *slot;
@@ -931,6 +1023,14 @@ int siw_rqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe)
 		return -ENOENT;
 
 	spin_lock_irqsave(lock, flags);
+	if (flush && READ_ONCE(qp->rx.rdmap.rwqe.active)) {
+		spin_unlock_irqrestore(lock, flags);
+		return -EBUSY;
+	}
+	if (!flush && READ_ONCE(qp->attrs.state) == SIW_QP_ERROR) {
+		spin_unlock_irqrestore(lock, flags);
+		return -ESHUTDOWN;
+	}
 	slot = &ring[*get % n];
 	/* acquire: the producer wrote the RQE before setting VALID */
 	if (!(smp_load_acquire(&slot->flags) & SIW_WQE_VALID)) {
@@ -943,6 +1043,9 @@ int siw_rqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe)
 	memcpy(wqe->sqe.sge, slot->sge, sizeof(wqe->sqe.sge));
 	WRITE_ONCE(slot->flags, 0);
 	(*get)++;
+	/* the RX engine's WQE is its own until completed, good or bad */
+	if (!flush)
+		WRITE_ONCE(wqe->active, true);
 	if (srq)
 		siw_srq_limit_check(srq);
 	spin_unlock_irqrestore(lock, flags);
@@ -960,13 +1063,25 @@ int siw_rqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe)
 			wqe->status = IB_WC_LOC_LEN_ERR;
 	}
 	wqe->bytes = total;
-	wqe->active = wqe->status == IB_WC_SUCCESS;
 	trace_siw_rqe(qp, wqe);
-	if (!wqe->active) {
+	if (wqe->status != IB_WC_SUCCESS) {
 		siw_stat_inc(qp->sdev, SIW_STAT_BAD_WQE);
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/**
+ * siw_rqe_fetch - the RX engine takes the next receive WQE
+ * @qp: the QP
+ * @wqe: the RX engine's WQE (qp->rx.rdmap.rwqe), marked active even when
+ *	malformed: the caller completes it either way
+ *
+ * Return: as siw_rqe_take().
+ */
+int siw_rqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe)
+{
+	return siw_rqe_take(qp, wqe, false);
 }
 
 /**
@@ -999,8 +1114,9 @@ int siw_wqe_resolve(struct siw_qp *qp, struct siw_wqe *wqe, bool write)
 			return IB_WC_LOC_PROT_ERR;
 		}
 		wqe->mr[i] = mr;
-		if (siw_mr_check(mr, qp->pd, write ? IB_ACCESS_LOCAL_WRITE : 0,
-				 sge->laddr, sge->length, false)) {
+		if (siw_mr_check(mr, sge->lkey, qp->pd,
+				 write ? IB_ACCESS_LOCAL_WRITE : 0, sge->laddr,
+				 sge->length, false, &wqe->mr_gen[i])) {
 			siw_dbg(qp->sdev, "QP %u: lkey 0x%x check failed\n",
 				qp_id(qp), sge->lkey);
 			return IB_WC_LOC_PROT_ERR;
@@ -1011,19 +1127,31 @@ int siw_wqe_resolve(struct siw_qp *qp, struct siw_wqe *wqe, bool write)
 
 /* ----------------------------------------------------------- flush */
 
+/**
+ * siw_qp_flush_sq - complete what is queued on the SQ with a flush error
+ * @qp: the QP, in ERROR; caller is the transmitter (tx_mutex held) or the
+ *	QP's teardown, so no SQE is in flight ahead of these
+ *
+ * One ring's worth at most: user space can set VALID again behind us for
+ * as long as it likes, and a full CQ ends the pass (the QP already went
+ * to error for the completion it lost).
+ */
 void siw_qp_flush_sq(struct siw_qp *qp)
 {
 	struct siw_wqe wqe;
+	u32 n;
 
-	while (siw_sqe_fetch(qp, &wqe, true) != -ENOENT) {
-		if (wqe.status == IB_WC_SUCCESS)
-			wqe.status = IB_WC_WR_FLUSH_ERR;
-		/* flush errors always complete, signaled or not */
-		siw_cqe_add(qp->scq, &wqe.sqe, wqe.sqe.opcode, 0,
-			    IB_WC_WR_FLUSH_ERR, false, 0, qp);
+	for (n = 0; n < qp->attrs.sq_size; n++) {
+		if (siw_sqe_fetch(qp, &wqe, true) == -ENOENT)
+			break;
 		siw_wqe_release(&wqe);
+		/* flush errors always complete, signaled or not */
+		if (siw_cqe_add(qp->scq, &wqe.sqe, wqe.sqe.opcode, 0,
+				IB_WC_WR_FLUSH_ERR, false, 0, qp))
+			break;
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_qp_flush_sq);
 
 void siw_qp_flush_orq(struct siw_qp *qp)
 {
@@ -1043,33 +1171,47 @@ void siw_qp_flush_orq(struct siw_qp *qp)
 	siw_sq_done_drain(qp, true);
 }
 
+/**
+ * siw_qp_flush_rq - complete what is posted on the RQ with a flush error
+ * @qp: the QP, in ERROR
+ *
+ * Any context but under no ring or CQ lock. Stops at a WQE the RX engine
+ * holds (it flushes the rest once done, siw_rx_flush()), after one
+ * ring's worth (user space may keep posting garbage), or at a full CQ.
+ * An SRQ's WQEs are not the QP's: they stay for the others.
+ */
 void siw_qp_flush_rq(struct siw_qp *qp)
 {
 	struct siw_wqe wqe;
+	u32 n;
+	int rv;
 
 	if (qp->srq)
 		return;
-	while (siw_rqe_fetch(qp, &wqe) != -ENOENT)
-		siw_wqe_complete(qp, &wqe, IB_WC_WR_FLUSH_ERR, true, 0, 0,
-				 false);
+	for (n = 0; n < qp->attrs.rq_size; n++) {
+		rv = siw_rqe_take(qp, &wqe, true);
+		if (rv == -ENOENT || rv == -EBUSY)
+			break;
+		if (siw_cqe_add(qp->rcq, &wqe.sqe, SIW_OP_RECEIVE, 0,
+				IB_WC_WR_FLUSH_ERR, false, 0, qp))
+			break;
+	}
 }
 
-/*
- * Complete everything queued with IB_WC_WR_FLUSH_ERR, oldest first.
- * Work an owner still holds (TX or RX in progress) is flushed by that
- * owner, which then flushes the rings behind it: while it is active the
- * rings are left alone so completions stay in order.
+/**
+ * siw_qp_flush - complete the queued work of a QP in ERROR
+ * @qp: the QP
+ *
+ * The receive queue is flushed here; the send side (ORQ, queued
+ * completions, SQ) only by the transmitter, which keeps posting order
+ * because it alone takes SQEs: it is run for that (siw_tx_run()).
  */
 void siw_qp_flush(struct siw_qp *qp)
 {
 	if (READ_ONCE(qp->attrs.state) != SIW_QP_ERROR)
 		return;
-	if (!READ_ONCE(qp->tx.sq_wqe.active)) {
-		siw_qp_flush_orq(qp);
-		siw_qp_flush_sq(qp);
-	}
-	if (!READ_ONCE(qp->rx.rdmap.rwqe.active))
-		siw_qp_flush_rq(qp);
+	siw_qp_flush_rq(qp);
+	siw_qp_wake_tx(qp);
 }
 
 /* ------------------------------------------------- observability */

@@ -218,6 +218,8 @@ static void siw_rdmap_tx_rreq(struct siw_qp *qp, struct siw_wqe *wqe)
 	struct iwarp_read_req_body *b = (void *)m->body;
 	struct siw_orq_entry *e;
 
+	/* MSNs go up by one per message on the queue: DDP numbers it next */
+	wqe->rreq_msn = qp->tx.ddp.msn_last[DDP_QN_READ_REQ] + 1;
 	/* the ORQ entry owns the WQE (and its MR refs) from here */
 	spin_lock_bh(&qp->orq_lock);
 	e = &qp->orq[qp->orq_put % qp->attrs.ord];
@@ -298,8 +300,10 @@ int siw_rdmap_tx_rresp(struct siw_qp *qp)
 	memset(&m->rresp, 0, sizeof(m->rresp));
 	if (e.size) {
 		mr = siw_mr_lookup(qp->sdev, e.src_stag);
-		err = mr ? siw_mr_check(mr, qp->pd, IB_ACCESS_REMOTE_READ,
-					e.src_to, e.size, true) : SIW_ACC_STAG;
+		err = mr ? siw_mr_check(mr, e.src_stag, qp->pd,
+					IB_ACCESS_REMOTE_READ, e.src_to,
+					e.size, true, &m->rresp.mr_gen[0]) :
+			   SIW_ACC_STAG;
 		if (err) {
 			siw_mr_put(mr);
 			siw_term_set(qp, TERM_LAYER_RDMAP,
@@ -409,11 +413,14 @@ static int siw_rx_write(struct siw_qp *qp, struct siw_rx_target *t)
 		siw_rx_release_hold(qp);
 		return 0;
 	}
+	/* the QP must allow it as well as the MR (siw(7), "Access") */
+	if (!(READ_ONCE(qp->attrs.access) & IB_ACCESS_REMOTE_WRITE))
+		return siw_rx_access_err(qp, SIW_ACC_RIGHTS, true);
 	mr = siw_mr_lookup(qp->sdev, stag);
 	if (!mr)
 		return siw_rx_access_err(qp, SIW_ACC_STAG, true);
-	err = siw_mr_check(mr, qp->pd, IB_ACCESS_REMOTE_WRITE, to,
-			   qp->rx.fpdu_payload, true);
+	err = siw_mr_check(mr, stag, qp->pd, IB_ACCESS_REMOTE_WRITE, to,
+			   qp->rx.fpdu_payload, true, &t->gen);
 	if (err) {
 		siw_mr_put(mr);
 		return siw_rx_access_err(qp, err, true);
@@ -506,6 +513,10 @@ static int siw_rx_send_begin(struct siw_qp *qp, struct siw_wqe *w)
 		return siw_rx_error(e, TERM_LAYER_DDP, TERM_DDP_ETYPE_UNTAGGED,
 				    TERM_DDP_U_INV_MSN_NOBUF,
 				    "no receive posted");
+	if (rv == -ESHUTDOWN)	/* its receives are being flushed */
+		return siw_rx_error(e, TERM_LAYER_RDMAP,
+				    TERM_RDMAP_ETYPE_LOCAL_CATA, 0,
+				    "Send for a QP in error");
 	if (rv) {
 		w->active = true;
 		siw_wqe_complete(qp, w, w->status, true, 0, 0, false);
@@ -612,18 +623,18 @@ static int siw_rx_rreq(struct siw_qp *qp, struct siw_rx_target *t)
 		return siw_rx_error(e, TERM_LAYER_DDP, TERM_DDP_ETYPE_UNTAGGED,
 				    TERM_DDP_U_INV_MSN_NOBUF,
 				    "more Read Requests than IRD");
+	/* the QP must allow it as well as the MR (siw(7), "Access") */
+	if (!(READ_ONCE(qp->attrs.access) & IB_ACCESS_REMOTE_READ))
+		return siw_rx_access_err(qp, SIW_ACC_RIGHTS, false);
 	if (!size)
 		return 0;
-	/*
-	 * Rights come from the MR alone: librdmacm leaves the active side's
-	 * QP access flags at 0 for iWARP, so they can't be relied upon.
-	 */
 	mr = siw_mr_lookup(qp->sdev, be32_to_cpu(r->body.src_stag));
 	if (!mr) {
 		err = SIW_ACC_STAG;
 	} else {
-		err = siw_mr_check(mr, qp->pd, IB_ACCESS_REMOTE_READ, src_to,
-				   size, true);
+		err = siw_mr_check(mr, be32_to_cpu(r->body.src_stag), qp->pd,
+				   IB_ACCESS_REMOTE_READ, src_to, size, true,
+				   NULL);
 		siw_mr_put(mr);
 	}
 	return err ? siw_rx_access_err(qp, err, false) : 0;
@@ -683,12 +694,63 @@ static enum ib_wc_status siw_term_wc_status(u32 ctrl)
 	return IB_WC_REM_OP_ERR;
 }
 
+/*
+ * The MSN of the Read Request a Terminate names: its copy of the
+ * terminated segment's DDP header (D bit) is an untagged header on the
+ * Read Request queue. With the M bit the segment's length (the MPA
+ * length field) comes first (RFC 5040 4.8). Return: false if it names
+ * none.
+ */
+static bool siw_term_rreq_msn(struct siw_qp *qp, u32 ctrl, u32 *msn)
+{
+	struct iwarp_untagged_hdr h = {};
+	const u32 at = sizeof(struct iwarp_terminate);
+	u32 skip = ctrl & TERM_FLAG_M ? 0 : MPA_HDR_SIZE;
+	u32 copy = sizeof(h) - skip;
+
+	if (!(ctrl & TERM_FLAG_D) || qp->rx.hdr_have < at + copy)
+		return false;
+	memcpy((u8 *)&h + skip, qp->rx.hdr + at, copy);
+	if (iwarp_tagged(&h.ctrl) || iwarp_opcode(&h.ctrl) != RDMAP_READ_REQ ||
+	    be32_to_cpu(h.qn) != DDP_QN_READ_REQ)
+		return false;
+	*msn = be32_to_cpu(h.msn);
+	return true;
+}
+
+/*
+ * The peer terminated: the Read of ours it names completes with the
+ * reason, the Reads before it with a flush error (completions stay in
+ * order); the rest are flushed as the QP goes to ERROR. A Terminate
+ * that names none of our Reads fails none of them in particular.
+ */
+static void siw_rx_term_read(struct siw_qp *qp, u32 ctrl)
+{
+	struct siw_wqe *cur = &qp->rx.rdmap.rresp;
+	struct siw_wqe w;
+	u32 msn;
+
+	if (!siw_term_rreq_msn(qp, ctrl, &msn))
+		return;
+	if (cur->active) {
+		/* its response is arriving: it is the oldest */
+		siw_sq_read_done(qp, cur, cur->rreq_msn == msn ?
+				 siw_term_wc_status(ctrl) : IB_WC_WR_FLUSH_ERR,
+				 cur->done);
+		if (cur->rreq_msn == msn)
+			return;
+	}
+	while (siw_orq_pop_before(qp, &w, msn))
+		siw_sq_read_done(qp, &w, IB_WC_WR_FLUSH_ERR, 0);
+	if (siw_orq_pop_before(qp, &w, msn + 1))
+		siw_sq_read_done(qp, &w, siw_term_wc_status(ctrl), 0);
+}
+
 static int siw_rx_terminate(struct siw_qp *qp)
 {
 	struct iwarp_terminate *t = (void *)qp->rx.hdr;
 	u32 ctrl = be32_to_cpu(t->ctrl);
 	unsigned int layer = ctrl >> TERM_LAYER_SHIFT;
-	struct siw_wqe w;
 
 	siw_stat_inc(qp->sdev, SIW_STAT_TERM_RX);
 	trace_siw_term_recv(qp, ctrl);
@@ -699,9 +761,7 @@ static int siw_rx_terminate(struct siw_qp *qp)
 		 (ctrl >> TERM_ETYPE_SHIFT) & 0xf,
 		 (ctrl >> TERM_ECODE_SHIFT) & 0xff);
 
-	/* a Read of ours the peer refused completes with the reason */
-	if (siw_orq_pop(qp, &w))
-		siw_sq_read_done(qp, &w, siw_term_wc_status(ctrl), 0);
+	siw_rx_term_read(qp, ctrl);
 
 	siw_qp_event(qp, siw_term_wc_status(ctrl) == IB_WC_REM_ACCESS_ERR ?
 			 IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_FATAL);

@@ -42,7 +42,7 @@ static int siw_tx_local_op(struct siw_qp *qp, struct siw_wqe *wqe)
 		rv = siw_mr_invalidate(qp->sdev, sqe->rkey, qp->pd, false) ?
 		     -EINVAL : 0;
 	else
-		rv = siw_mr_fast_reg(qp->sdev,
+		rv = siw_mr_fast_reg(qp->sdev, qp->pd,
 				     (struct ib_mr *)(uintptr_t)sqe->base_mr,
 				     sqe->rkey, (int)sqe->access);
 	siw_sq_complete(qp, wqe, rv ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS, 0);

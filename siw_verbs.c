@@ -11,11 +11,14 @@
  */
 
 #include <linux/vmalloc.h>
+#include <linux/memcontrol.h>
 #include <linux/log2.h>
 #include <linux/slab.h>
 #include <linux/etherdevice.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
+
+#include <kunit/visibility.h>
 
 #include "siw.h"
 
@@ -379,7 +382,7 @@ static int siw_mmap_insert(struct siw_ucontext *uctx, void *addr,
 	struct siw_mmap_entry *e;
 	int rv;
 
-	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	e = kzalloc(sizeof(*e), GFP_KERNEL_ACCOUNT);
 	if (!e)
 		return -ENOMEM;
 	e->addr = addr;
@@ -416,8 +419,9 @@ static void *siw_ring_alloc(struct siw_device *sdev,
 {
 	void *ring;
 
-	ring = __vmalloc(PAGE_ALIGN(size),
-			 GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN);
+	/* a user object's ring is charged to its process's memory cgroup */
+	ring = __vmalloc(PAGE_ALIGN(size), GFP_KERNEL | __GFP_ZERO |
+			 __GFP_NOWARN | (uctx ? __GFP_ACCOUNT : 0));
 	if (!ring) {
 		siw_warn(sdev, "no memory for a %zu-byte ring\n", size);
 		return NULL;
@@ -568,7 +572,7 @@ static void siw_wc_fill(struct ib_wc *wc, const struct siw_cqe *cqe)
 	}
 }
 
-static int siw_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
+VISIBLE_IF_KUNIT int siw_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 {
 	struct siw_cq *cq = to_siw_cq(ibcq);
 	unsigned long flags;
@@ -595,8 +599,10 @@ static int siw_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return n;
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_poll_cq);
 
-static int siw_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags how)
+VISIBLE_IF_KUNIT int siw_req_notify_cq(struct ib_cq *ibcq,
+				       enum ib_cq_notify_flags how)
 {
 	struct siw_cq *cq = to_siw_cq(ibcq);
 	struct siw_cqe *cqe;
@@ -604,8 +610,14 @@ static int siw_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags how)
 
 	if ((how & IB_CQ_SOLICITED_MASK) == IB_CQ_NEXT_COMP)
 		want |= SIW_NOTIFY_NEXT_COMPLETION;
-	/* full barrier: arm before looking for entries already there */
-	smp_store_mb(cq->ctrl->flags, want);
+	WRITE_ONCE(cq->ctrl->flags, want);
+	/*
+	 * Store the flags, then load VALID; siw_cqe_add() stores VALID,
+	 * then loads the flags. A full barrier on both sides: one of the
+	 * two then sees the other's store, so a completion arriving now is
+	 * either notified or reported here as missed.
+	 */
+	smp_mb();
 
 	if (!(how & IB_CQ_REPORT_MISSED_EVENTS) || cq->user)
 		return 0;
@@ -613,6 +625,7 @@ static int siw_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags how)
 	cqe = &cq->queue[READ_ONCE(cq->get) % cq->num_cqe];
 	return !!(READ_ONCE(cqe->flags) & SIW_WQE_VALID);
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_req_notify_cq);
 
 /* --------------------------------------------------------------- SRQ */
 
@@ -863,6 +876,8 @@ static int siw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		}
 	}
 
+	if (udata)
+		qp->memcg = get_mem_cgroup_from_mm(current->mm);
 	cap->max_send_wr = num_sqe;
 	cap->max_recv_wr = num_rqe;
 	cap->max_recv_sge = qp->attrs.rq_max_sges;
@@ -946,8 +961,12 @@ static int siw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	spin_lock_irqsave(&qp->state_lock, flags);
 	cur = qp->attrs.state;
 	rv = -EINVAL;
-	if ((mask & (IB_QP_ACCESS_FLAGS | IB_QP_MAX_QP_RD_ATOMIC |
-		     IB_QP_MAX_DEST_RD_ATOMIC)) && cur != SIW_QP_IDLE)
+	if ((mask & (IB_QP_MAX_QP_RD_ATOMIC | IB_QP_MAX_DEST_RD_ATOMIC)) &&
+	    cur != SIW_QP_IDLE)
+		goto out_unlock;
+	/* rights may change while connected (siw_qp_to_rts()) */
+	if ((mask & IB_QP_ACCESS_FLAGS) && cur != SIW_QP_IDLE &&
+	    cur != SIW_QP_RTS)
 		goto out_unlock;
 	if (mask & IB_QP_STATE) {
 		switch (target) {
@@ -970,7 +989,7 @@ static int siw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		}
 	}
 	if (mask & IB_QP_ACCESS_FLAGS)
-		qp->attrs.access = attr->qp_access_flags;
+		WRITE_ONCE(qp->attrs.access, attr->qp_access_flags);
 	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
 		qp->attrs.ord = attr->max_rd_atomic;
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
@@ -1057,8 +1076,9 @@ static void siw_qp_kick(struct siw_qp *qp, bool send)
 	 * consumers post from any context (softirq, under their locks), so
 	 * their work goes to the TX work.
 	 */
-	if (state == SIW_QP_RTS && send && qp->user)
-		siw_tx_now(qp);
+	if ((state == SIW_QP_RTS || state == SIW_QP_ERROR) && send &&
+	    qp->user)
+		siw_tx_now(qp);	/* in ERROR it flushes, a ring's worth */
 	else if (state == SIW_QP_RTS && send)
 		siw_qp_schedule_tx(qp);
 	else if (state == SIW_QP_ERROR)
@@ -1344,6 +1364,7 @@ static const struct rdma_stat_desc siw_stat_descs[SIW_NUM_STATS] = {
 	[SIW_STAT_TX_ZCOPY_MSG].name = "tx_zcopy_msg",
 	[SIW_STAT_RX_CRC_LATE].name = "rx_crc_late",
 	[SIW_STAT_CONN_LOST].name = "conn_lost",
+	[SIW_STAT_CONN_REFUSED].name = "conn_refused",
 };
 
 static struct rdma_hw_stats *siw_alloc_hw_port_stats(struct ib_device *ibdev,

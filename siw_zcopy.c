@@ -32,7 +32,8 @@ MODULE_PARM_DESC(zcopy_min,
 
 int siw_zc_ctx_create(struct siw_qp *qp)
 {
-	struct siw_zc_ctx *ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	struct siw_zc_ctx *ctx = kzalloc(sizeof(*ctx), qp->user ?
+					 GFP_KERNEL_ACCOUNT : GFP_KERNEL);
 
 	if (!ctx)
 		return -ENOMEM;
@@ -91,24 +92,38 @@ u32 siw_zc_mark_released(struct siw_zc_ctx *ctx, u32 seq)
 EXPORT_SYMBOL_IF_KUNIT(siw_zc_mark_released);
 
 /*
+ * After a grace period: the message's last references. The device put
+ * may let the device, and then the module, go: module exit waits for
+ * this callback to have returned (rcu_barrier() in siw_exit()), so no
+ * code of ours runs after it.
+ */
+static void siw_zc_free(struct rcu_head *rcu)
+{
+	struct siw_zc *zc = container_of(rcu, struct siw_zc, rcu);
+	struct ib_device *dev = zc->dev;
+
+	siw_zc_ctx_put(zc->ctx);
+	kfree(zc);
+	ib_device_put(dev);
+}
+
+/*
  * TCP dropped a reference (it calls this for every one). The last one
  * means the peer acknowledged every byte: record the release, in order,
  * and let the TX work report the completions that waited for it. May run
  * in softirq context, and after the QP is gone.
  *
- * Each message holds a reference on the ib_device, dropped last here:
- * unregistering the device, and so unloading the module, waits for every
- * message TCP still holds. The body runs in an RCU read-side section, and
- * module unload waits for a grace period after the last device is gone
- * before the module text goes (free_module()), so this function is not
- * left executing in freed text.
+ * Each message holds a reference on the ib_device: unregistering the
+ * device, and so unloading the module, waits for every message TCP still
+ * holds. That reference is dropped from an RCU callback queued inside a
+ * read-side section here, so it goes only after this function left the
+ * section, and module exit waits for the callback itself.
  */
 static void siw_zc_release(struct sk_buff *skb, struct ubuf_info *uarg,
 			   bool success)
 {
 	struct siw_zc *zc = container_of(uarg, struct siw_zc, ubuf);
 	struct siw_zc_ctx *ctx = zc->ctx;
-	struct ib_device *dev = zc->dev;
 	unsigned long flags;
 
 	if (!refcount_dec_and_test(&uarg->refcnt))
@@ -120,10 +135,7 @@ static void siw_zc_release(struct sk_buff *skb, struct ubuf_info *uarg,
 	if (ctx->qp)
 		siw_qp_wake_tx(ctx->qp);
 	spin_unlock_irqrestore(&ctx->lock, flags);
-
-	kfree(zc);
-	siw_zc_ctx_put(ctx);
-	ib_device_put(dev);
+	call_rcu(&zc->rcu, siw_zc_free);
 	rcu_read_unlock();
 }
 

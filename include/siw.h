@@ -76,6 +76,7 @@ enum siw_stat {
 	SIW_STAT_TX_ZCOPY_MSG,
 	SIW_STAT_RX_CRC_LATE,
 	SIW_STAT_CONN_LOST,
+	SIW_STAT_CONN_REFUSED,
 	SIW_NUM_STATS
 };
 
@@ -179,13 +180,22 @@ struct siw_mr {
 	struct rcu_head rcu;
 
 	enum siw_mr_type type;
-	u32 stag;
 	int held;			/* counts in num_mr_held, xchg */
-	bool valid;			/* READ_ONCE/WRITE_ONCE */
 	bool remote_inv_ok;		/* may be invalidated remotely */
-	int access;			/* IB_ACCESS_* */
 	struct ib_pd *pd;
 
+	/*
+	 * The registration: changed together under @lock inside @seq by
+	 * fast-register, invalidate and dereg, read as one snapshot by
+	 * siw_mr_check(). @gen counts the changes: placement resolves a
+	 * page only while it is still the one checked (siw_mr_chunk()).
+	 */
+	spinlock_t lock;
+	seqcount_spinlock_t seq;
+	u32 stag;
+	u32 gen;
+	bool valid;
+	int access;			/* IB_ACCESS_* */
 	u64 va;				/* first valid address */
 	u64 len;
 
@@ -223,14 +233,15 @@ struct siw_mem_chunk {
 /* siw_mem.c */
 struct siw_mr *siw_mr_lookup(struct siw_device *sdev, u32 stag);
 void siw_mr_put(struct siw_mr *mr);
-int siw_mr_check(struct siw_mr *mr, struct ib_pd *pd, int access, u64 va,
-		 u64 len, bool remote);
-int siw_mr_chunk(struct siw_mr *mr, u64 va, u64 len,
+void siw_mr_init(struct siw_mr *mr);
+int siw_mr_check(struct siw_mr *mr, u32 stag, struct ib_pd *pd, int access,
+		 u64 va, u64 len, bool remote, u32 *gen);
+int siw_mr_chunk(struct siw_mr *mr, u32 gen, u64 va, u64 len,
 		 struct siw_mem_chunk *c);
 int siw_mr_invalidate(struct siw_device *sdev, u32 stag, struct ib_pd *pd,
 		      bool remote);
-int siw_mr_fast_reg(struct siw_device *sdev, struct ib_mr *ibmr, u32 key,
-		    int access);
+int siw_mr_fast_reg(struct siw_device *sdev, struct ib_pd *pd,
+		    struct ib_mr *ibmr, u32 key, int access);
 void siw_mem_exit(struct siw_device *sdev);
 extern const struct ib_device_ops siw_mr_ops;
 
@@ -316,12 +327,14 @@ enum siw_qp_state {
 struct siw_wqe {
 	struct siw_sqe sqe;		/* for RQEs only id/num_sge/sge used */
 	struct siw_mr *mr[SIW_MAX_SGE];
+	u32 mr_gen[SIW_MAX_SGE];	/* registration each was checked at */
 	u32 bytes;			/* total message length */
 	u32 done;			/* bytes transferred so far */
 	enum ib_wc_status status;
 	bool active;
 	bool queued;			/* a Read's slot in qp->sq_done */
 	u32 done_slot;
+	u32 rreq_msn;			/* a Read: its request's DDP MSN */
 };
 
 /* Inbound RDMA Read Request waiting for its response */
@@ -370,6 +383,7 @@ struct siw_zc {
 	struct siw_zc_ctx *ctx;
 	struct ib_device *dev;		/* held until TCP releases */
 	u32 seq;
+	struct rcu_head rcu;		/* the final puts, siw_zc_free() */
 };
 
 /* Outbound RDMA Read waiting for its response */
@@ -384,6 +398,7 @@ struct siw_qp;
 /* Where a segment's payload goes, set by RDMAP, advanced by DDP */
 struct siw_rx_target {
 	struct siw_mr *mr;		/* tagged: target MR ... */
+	u32 gen;			/* ... its registration checked ... */
 	u64 va;				/* ... and address */
 	struct siw_wqe *wqe;		/* or an SGL: receive / read sink */
 	u32 off;			/* message offset in @wqe */
@@ -626,6 +641,7 @@ struct siw_qp {
 	struct ib_pd *pd;
 	bool user;
 	bool sig_all;
+	struct mem_cgroup *memcg;	/* user QP: its creator's, charged */
 
 	/* SQ ring (user mmap'd or kernel), sq_lock for kernel posting */
 	spinlock_t sq_lock;
@@ -752,6 +768,7 @@ void siw_wqe_complete(struct siw_qp *qp, struct siw_wqe *wqe,
 		      enum ib_wc_status status, bool recv, u32 bytes,
 		      u32 inval_stag, bool solicited);
 bool siw_orq_pop(struct siw_qp *qp, struct siw_wqe *w);
+bool siw_orq_pop_before(struct siw_qp *qp, struct siw_wqe *w, u32 msn);
 int siw_qp_wq_init(void);
 void siw_qp_wq_exit(void);
 
@@ -888,6 +905,10 @@ void siw_mem_fini(void);
 
 /* siw_verbs.c */
 void siw_verbs_set_ops(struct ib_device *ibdev);
+#if IS_ENABLED(CONFIG_KUNIT)
+int siw_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
+int siw_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags how);
+#endif
 void siw_port_event(struct siw_device *sdev, enum ib_event_type type);
 
 #endif

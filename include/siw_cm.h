@@ -40,6 +40,7 @@ struct siw_cep {
 	struct mutex mtx;		/* serializes the state machine */
 	enum siw_cep_state state;
 	unsigned long events;		/* SIW_EV_* bits */
+	struct workqueue_struct *wq;	/* its device's, siw_cm_wq_of() */
 	struct work_struct work;
 	struct delayed_work timer;
 	unsigned long deadline;
@@ -90,7 +91,8 @@ struct siw_cep {
 	u8 rx_pd[MPA_MAX_PRIVDATA];
 };
 
-extern struct workqueue_struct *siw_cm_wq;
+extern struct workqueue_struct *siw_listen_wq;
+void siw_cm_flush(void);
 unsigned int siw_cm_mpa_timeout(void);
 
 /* siw_cm.c: endpoints */

@@ -501,6 +501,31 @@ static void siw_test_cep_passive_refuse(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, cmt_read(t, got, 1), 0);
 }
 
+/*
+ * A revision 2 request without the enhanced-connection flag carries no
+ * IRD/ORD: the answer is in revision 1 (here a reject, for the markers
+ * it asks for), never a revision 2 frame a peer would read IRD/ORD from.
+ */
+static void siw_test_cep_passive_rev2_plain(struct kunit *test)
+{
+	struct cmt *t = cmt_new(test);
+	u8 req[64], got[64], want[64];
+	size_t len;
+
+	cmt_passive(t);
+	len = cmt_frame(req, MPA_KEY_REQ, MPA_FLAG_MARKERS | MPA_REVISION_2,
+			false, 0, 0, "abcd");
+	KUNIT_ASSERT_EQ(test, cmt_send(t, req, len), (int)len);
+
+	cmt_expect_dropped(t);
+	len = cmt_frame(want, MPA_KEY_REP, MPA_FLAG_REJECT | MPA_REVISION_1,
+			false, 0, 0, NULL);
+	KUNIT_ASSERT_EQ(test, cmt_read(t, got, len), (int)len);
+	got[16] &= ~(MPA_FLAG_CRC >> 8);
+	KUNIT_EXPECT_MEMEQ(test, got, want, len);
+	KUNIT_EXPECT_EQ(test, cmt_read(t, got, 1), 0);
+}
+
 static void siw_test_cep_passive_timeout(struct kunit *test)
 {
 	struct cmt *t = cmt_new(test);
@@ -536,6 +561,7 @@ static struct kunit_case siw_cm_cases[] = {
 	KUNIT_CASE(siw_test_cep_active_refused),
 	KUNIT_CASE(siw_test_cep_kill_then_ignore),
 	KUNIT_CASE(siw_test_cep_passive_refuse),
+	KUNIT_CASE(siw_test_cep_passive_rev2_plain),
 	KUNIT_CASE(siw_test_cep_passive_timeout),
 	KUNIT_CASE(siw_test_cep_passive_peer_gone),
 	{}

@@ -312,6 +312,13 @@ static void siw_test_mpa_frame(struct kunit *test)
 
 /* ----------------------------------------------------- STag bounds */
 
+/* siw_mr_check() of the MR's own STag, from the peer */
+static int mrb_check(struct siw_mr *mr, struct ib_pd *pd, int access, u64 va,
+		     u64 len)
+{
+	return siw_mr_check(mr, mr->stag, pd, access, va, len, true, NULL);
+}
+
 static void siw_test_mr_bounds(struct kunit *test)
 {
 	struct siw_mr *mr = kunit_kzalloc(test, sizeof(*mr), GFP_KERNEL);
@@ -322,32 +329,31 @@ static void siw_test_mr_bounds(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, mr);
 	KUNIT_ASSERT_NOT_NULL(test, pd);
 	KUNIT_ASSERT_NOT_NULL(test, other);
+	siw_mr_init(mr);
 	mr->type = SIW_MR_USER;
+	mr->stag = 0x0100;
 	mr->valid = true;
 	mr->pd = pd;
 	mr->access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
 	mr->va = 0x10000;
 	mr->len = 0x1000;
 
-	KUNIT_EXPECT_EQ(test, siw_mr_check(mr, pd, rw, 0x10000, 0x1000, true),
+	KUNIT_EXPECT_EQ(test, mrb_check(mr, pd, rw, 0x10000, 0x1000),
 			SIW_ACC_OK);
-	KUNIT_EXPECT_EQ(test, siw_mr_check(mr, pd, rw, 0x10fff, 1, true),
-			SIW_ACC_OK);
-	KUNIT_EXPECT_EQ(test, siw_mr_check(mr, pd, rw, 0x11000, 0, true),
-			SIW_ACC_OK);
-	KUNIT_EXPECT_EQ(test, siw_mr_check(mr, pd, rw, 0x10fff, 2, true),
+	KUNIT_EXPECT_EQ(test, mrb_check(mr, pd, rw, 0x10fff, 1), SIW_ACC_OK);
+	KUNIT_EXPECT_EQ(test, mrb_check(mr, pd, rw, 0x11000, 0), SIW_ACC_OK);
+	KUNIT_EXPECT_EQ(test, mrb_check(mr, pd, rw, 0x10fff, 2),
 			SIW_ACC_BOUNDS);
-	KUNIT_EXPECT_EQ(test, siw_mr_check(mr, pd, rw, 0xffff, 1, true),
-			SIW_ACC_BOUNDS);
-	KUNIT_EXPECT_EQ(test, siw_mr_check(mr, pd, rw, ~0ULL, 2, true),
-			SIW_ACC_WRAP);
-	KUNIT_EXPECT_EQ(test, siw_mr_check(mr, pd, IB_ACCESS_REMOTE_READ,
-					   0x10000, 1, true), SIW_ACC_RIGHTS);
-	KUNIT_EXPECT_EQ(test, siw_mr_check(mr, other, rw, 0x10000, 1, true),
-			SIW_ACC_PD);
+	KUNIT_EXPECT_EQ(test, mrb_check(mr, pd, rw, 0xffff, 1), SIW_ACC_BOUNDS);
+	KUNIT_EXPECT_EQ(test, mrb_check(mr, pd, rw, ~0ULL, 2), SIW_ACC_WRAP);
+	KUNIT_EXPECT_EQ(test, mrb_check(mr, pd, IB_ACCESS_REMOTE_READ, 0x10000,
+					1), SIW_ACC_RIGHTS);
+	KUNIT_EXPECT_EQ(test, mrb_check(mr, other, rw, 0x10000, 1), SIW_ACC_PD);
+	/* another key of the same index is another STag */
+	KUNIT_EXPECT_EQ(test, siw_mr_check(mr, 0x0101, pd, rw, 0x10000, 1,
+					   true, NULL), SIW_ACC_STAG);
 	mr->valid = false;
-	KUNIT_EXPECT_EQ(test, siw_mr_check(mr, pd, rw, 0x10000, 1, true),
-			SIW_ACC_STAG);
+	KUNIT_EXPECT_EQ(test, mrb_check(mr, pd, rw, 0x10000, 1), SIW_ACC_STAG);
 }
 
 /* -------------------------------------------------- MPA negotiation */
@@ -550,7 +556,7 @@ static struct rxt *rxt_new(struct kunit *test, bool crc)
 	xa_init(&t->sdev->mr_xa);
 
 	/* the table's reference is never dropped: the test owns the MR */
-	kref_init(&t->mr->ref);
+	siw_mr_init(t->mr);
 	t->mr->sdev = t->sdev;
 	t->mr->type = SIW_MR_DMA;
 	t->mr->stag = RXT_STAG;

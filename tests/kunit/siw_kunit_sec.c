@@ -1,0 +1,506 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * KUnit suite "siw_concurrency": what a hostile local user or a racing
+ * context must not get out of the module. STag key rotation against a
+ * lookup in flight, fast-register of another PD's or an unknown MR,
+ * completion notifications racing with arming (a million completions
+ * from one CPU while another arms and polls), CQ overflow stopping the
+ * QP, and flushes that end although the ring keeps being refilled.
+ * Load siw.ko first, then this module; results in debugfs/kunit.
+ */
+#include <kunit/test.h>
+#include <linux/module.h>
+#include <linux/kthread.h>
+#include <linux/completion.h>
+#include <linux/delay.h>
+
+#include "siw_kunit.h"
+
+/* --------------------------------------------------------- objects */
+
+struct sect {
+	struct siw_device *sdev;
+	struct siw_qp *qp;
+	struct siw_cq *cq;
+	struct ib_pd *pd;
+};
+
+static void sect_tx_work(struct work_struct *w)
+{
+	siw_qp_put(container_of(w, struct siw_qp, tx_work));
+}
+
+static void sect_exit(void *data)
+{
+	struct sect *t = data;
+
+	flush_work(&t->qp->tx_work);
+	xa_erase(&t->sdev->qp_xa, t->qp->id);
+	xa_destroy(&t->sdev->mr_xa);
+	free_percpu(t->sdev->stats);
+}
+
+/* A device, a PD, a kernel QP with an SQ and RQ of @slots, one CQ. */
+static struct sect *sect_new(struct kunit *test, u32 slots, u32 cqes)
+{
+	struct sect *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+	struct siw_qp *qp;
+	struct siw_cq *cq;
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	t->sdev = kunit_kzalloc(test, sizeof(*t->sdev), GFP_KERNEL);
+	t->qp = kunit_kzalloc(test, sizeof(*t->qp), GFP_KERNEL);
+	t->cq = kunit_kzalloc(test, sizeof(*t->cq), GFP_KERNEL);
+	t->pd = kunit_kzalloc(test, sizeof(*t->pd), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, t->sdev);
+	KUNIT_ASSERT_NOT_NULL(test, t->qp);
+	KUNIT_ASSERT_NOT_NULL(test, t->cq);
+	KUNIT_ASSERT_NOT_NULL(test, t->pd);
+	t->sdev->stats = alloc_percpu(struct siw_stats);
+	KUNIT_ASSERT_TRUE(test, !!t->sdev->stats);
+	xa_init_flags(&t->sdev->mr_xa, XA_FLAGS_ALLOC1);
+	xa_init_flags(&t->sdev->qp_xa, XA_FLAGS_ALLOC1);
+	t->pd->device = &t->sdev->base;
+
+	cq = t->cq;
+	spin_lock_init(&cq->lock);
+	cq->num_cqe = cqes;
+	cq->queue = kunit_kcalloc(test, cqes, sizeof(*cq->queue), GFP_KERNEL);
+	cq->ctrl = kunit_kzalloc(test, sizeof(*cq->ctrl), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, cq->queue);
+	KUNIT_ASSERT_NOT_NULL(test, cq->ctrl);
+
+	qp = t->qp;
+	KUNIT_ASSERT_EQ(test, siw_qp_init(qp, t->sdev), 0);
+	qp->pd = t->pd;
+	qp->scq = cq;
+	qp->rcq = cq;
+	INIT_WORK(&qp->tx_work, sect_tx_work);
+	INIT_WORK(&qp->tx_work_near, sect_tx_work);
+	qp->attrs.sq_size = slots;
+	qp->attrs.rq_size = slots;
+	qp->attrs.sq_max_sges = 1;
+	qp->attrs.rq_max_sges = 1;
+	qp->attrs.state = SIW_QP_RTS;
+	qp->sendq = kunit_kcalloc(test, slots, sizeof(*qp->sendq), GFP_KERNEL);
+	qp->recvq = kunit_kcalloc(test, slots, sizeof(*qp->recvq), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, qp->sendq);
+	KUNIT_ASSERT_NOT_NULL(test, qp->recvq);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, sect_exit, t),
+			0);
+	return t;
+}
+
+/* ------------------------------------------------- STag key rotation */
+
+#define SECT_IDX	0x21
+#define SECT_KEY_OLD	0x11
+#define SECT_KEY_NEW	0x12
+
+/* An FRMR in the STag table, valid with the old key over page @buf. */
+static struct siw_mr *sect_frmr(struct kunit *test, struct sect *t,
+				struct ib_pd *pd, void *buf)
+{
+	struct siw_mr *mr = kunit_kzalloc(test, sizeof(*mr), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, mr);
+	siw_mr_init(mr);
+	mr->sdev = t->sdev;
+	mr->type = SIW_MR_FRMR;
+	mr->pd = pd;
+	mr->remote_inv_ok = true;
+	mr->pbl = kunit_kcalloc(test, 2, sizeof(*mr->pbl), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mr->pbl);
+	mr->pbl_max = 2;
+	mr->pbl_n = 1;
+	mr->pbl[0] = (uintptr_t)buf;
+	mr->base.device = &t->sdev->base;
+	mr->base.page_size = PAGE_SIZE;
+	mr->base.iova = 0x100000;
+	mr->base.length = PAGE_SIZE;
+	mr->stag = SECT_IDX << 8 | SECT_KEY_OLD;
+	mr->va = 0x100000;
+	mr->len = PAGE_SIZE;
+	mr->access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+	mr->valid = true;
+	KUNIT_ASSERT_EQ(test, xa_err(xa_store(&t->sdev->mr_xa, SECT_IDX, mr,
+					      GFP_KERNEL)), 0);
+	return mr;
+}
+
+/*
+ * A peer's Write looked up the old key; before its check, the consumer
+ * invalidated it and registered a new range with a new key and more
+ * rights. The old key must neither pass the check nor, if it passed
+ * before the rotation, resolve a page afterwards.
+ */
+static void siw_test_mr_stale_key(struct kunit *test)
+{
+	struct sect *t = sect_new(test, 4, 8);
+	void *buf = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	const u32 old = SECT_IDX << 8 | SECT_KEY_OLD;
+	const u32 new = SECT_IDX << 8 | SECT_KEY_NEW;
+	int rw = IB_ACCESS_REMOTE_WRITE;
+	struct siw_mem_chunk c;
+	struct siw_mr *mr, *got;
+	u32 gen = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	mr = sect_frmr(test, t, t->pd, buf);
+
+	/* a placement checked the old registration ... */
+	got = siw_mr_lookup(t->sdev, old);
+	KUNIT_ASSERT_PTR_EQ(test, got, mr);
+	KUNIT_EXPECT_EQ(test, siw_mr_check(got, old, t->pd, rw, 0x100000, 16,
+					   true, &gen), SIW_ACC_OK);
+	KUNIT_EXPECT_EQ(test, siw_mr_chunk(got, gen, 0x100000, 16, &c), 0);
+
+	/* ... then the key rotates: Local Invalidate, REG_MR, new rights */
+	KUNIT_EXPECT_EQ(test, siw_mr_invalidate(t->sdev, old, t->pd, false),
+			SIW_ACC_OK);
+	mr->base.iova = 0x200000;
+	KUNIT_EXPECT_EQ(test, siw_mr_fast_reg(t->sdev, t->pd, &mr->base, new,
+					      IB_ACCESS_LOCAL_WRITE |
+					      IB_ACCESS_REMOTE_WRITE |
+					      IB_ACCESS_REMOTE_READ), 0);
+
+	/* the reference taken with the old key checks the old key */
+	KUNIT_EXPECT_EQ(test, siw_mr_check(got, old, t->pd, rw, 0x200000, 16,
+					   true, NULL), SIW_ACC_STAG);
+	KUNIT_EXPECT_EQ(test, siw_mr_check(got, old, t->pd,
+					   IB_ACCESS_REMOTE_READ, 0x200000, 16,
+					   true, NULL), SIW_ACC_STAG);
+	/* what passed before the rotation resolves nothing after it */
+	KUNIT_EXPECT_EQ(test, siw_mr_chunk(got, gen, 0x100000, 16, &c),
+			-EFAULT);
+	KUNIT_EXPECT_EQ(test, siw_mr_chunk(got, gen, 0x200000, 16, &c),
+			-EFAULT);
+	/* an invalidate of the old key does not hit the new registration */
+	KUNIT_EXPECT_EQ(test, siw_mr_invalidate(t->sdev, old, t->pd, true),
+			SIW_ACC_STAG);
+	siw_mr_put(got);
+
+	/* the new key works, in the new range only */
+	got = siw_mr_lookup(t->sdev, new);
+	KUNIT_ASSERT_PTR_EQ(test, got, mr);
+	KUNIT_EXPECT_EQ(test, siw_mr_check(got, new, t->pd, rw, 0x200000, 16,
+					   true, &gen), SIW_ACC_OK);
+	KUNIT_EXPECT_EQ(test, siw_mr_check(got, new, t->pd, rw, 0x100000, 16,
+					   true, NULL), SIW_ACC_BOUNDS);
+	KUNIT_EXPECT_EQ(test, siw_mr_chunk(got, gen, 0x200000, 16, &c), 0);
+	KUNIT_EXPECT_PTR_EQ(test, page_address(c.page) + c.off, buf);
+	KUNIT_EXPECT_NULL(test, siw_mr_lookup(t->sdev, old));
+	siw_mr_put(got);
+	xa_erase(&t->sdev->mr_xa, SECT_IDX);
+}
+
+/* Fast-register checks the PD and never trusts the MR pointer. */
+static void siw_test_fast_reg_checks(struct kunit *test)
+{
+	struct sect *t = sect_new(test, 4, 8);
+	struct ib_pd *other = kunit_kzalloc(test, sizeof(*other), GFP_KERNEL);
+	void *buf = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	const u32 old = SECT_IDX << 8 | SECT_KEY_OLD;
+	const u32 new = SECT_IDX << 8 | SECT_KEY_NEW;
+	struct siw_mr *mr, *stray;
+	int acc = IB_ACCESS_LOCAL_WRITE;
+
+	KUNIT_ASSERT_NOT_NULL(test, other);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	mr = sect_frmr(test, t, t->pd, buf);
+	KUNIT_EXPECT_EQ(test, siw_mr_invalidate(t->sdev, old, t->pd, false),
+			SIW_ACC_OK);
+
+	/* another PD's QP may not register this MR */
+	KUNIT_EXPECT_EQ(test, siw_mr_fast_reg(t->sdev, other, &mr->base, new,
+					      acc), -EINVAL);
+	KUNIT_EXPECT_FALSE(test, READ_ONCE(mr->valid));
+	/* an MR the table does not hold at the key's index: refused */
+	stray = kunit_kzalloc(test, sizeof(*stray), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, stray);
+	siw_mr_init(stray);
+	stray->type = SIW_MR_FRMR;
+	stray->pd = t->pd;
+	KUNIT_EXPECT_EQ(test, siw_mr_fast_reg(t->sdev, t->pd, &stray->base,
+					      new, acc), -EINVAL);
+	/* the same MR under another index: refused */
+	KUNIT_EXPECT_EQ(test, siw_mr_fast_reg(t->sdev, t->pd, &mr->base,
+					      (SECT_IDX + 1) << 8, acc),
+			-EINVAL);
+	/* the right PD, pointer and index: registered */
+	KUNIT_EXPECT_EQ(test, siw_mr_fast_reg(t->sdev, t->pd, &mr->base, new,
+					      acc), 0);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(mr->valid));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(mr->stag), new);
+	/* a valid MR is not registered again */
+	KUNIT_EXPECT_EQ(test, siw_mr_fast_reg(t->sdev, t->pd, &mr->base, old,
+					      acc), -EINVAL);
+	/* the reference taken during the call was dropped */
+	KUNIT_EXPECT_EQ(test, kref_read(&mr->ref), 1U);
+	xa_erase(&t->sdev->mr_xa, SECT_IDX);
+}
+
+/* ------------------------------------------- completion notification */
+
+#define SECT_NOTIFY_N	1000000
+#define SECT_NOTIFY_CQE	64
+
+struct sect_notify {
+	struct sect *t;
+	struct completion fired;
+	atomic_t in_cq;			/* produced, not yet polled */
+	atomic_t stop;
+	u32 produced;
+};
+
+static void sect_comp_handler(struct ib_cq *cq, void *ctx)
+{
+	struct sect_notify *n = ctx;
+
+	complete(&n->fired);
+}
+
+/* The other CPU: completions one at a time, never overflowing. */
+static int sect_producer(void *data)
+{
+	struct sect_notify *n = data;
+	struct siw_wqe w = {};
+
+	while (n->produced < SECT_NOTIFY_N && !atomic_read(&n->stop)) {
+		if (atomic_read(&n->in_cq) >= SECT_NOTIFY_CQE) {
+			cond_resched();
+			continue;
+		}
+		w.sqe.id = n->produced;
+		atomic_inc(&n->in_cq);
+		siw_wqe_complete(n->t->qp, &w, IB_WC_SUCCESS, true, 0, 0,
+				 false);
+		n->produced++;
+		if (!(n->produced & 63))
+			cond_resched();
+	}
+	while (!kthread_should_stop())
+		schedule_timeout_interruptible(1);
+	return 0;
+}
+
+/*
+ * The consumer's loop of every kernel ULP: poll until empty, arm with
+ * IB_CQ_REPORT_MISSED_EVENTS, poll again if it reports a miss, else
+ * sleep until notified. A lost notification shows as a timeout with
+ * entries waiting in the CQ.
+ */
+static void siw_test_cq_notify_race(struct kunit *test)
+{
+	struct sect *t = sect_new(test, 4, SECT_NOTIFY_CQE);
+	struct sect_notify *n = kunit_kzalloc(test, sizeof(*n), GFP_KERNEL);
+	enum ib_cq_notify_flags arm = IB_CQ_NEXT_COMP |
+				      IB_CQ_REPORT_MISSED_EVENTS;
+	struct task_struct *prod;
+	u32 got = 0, sleeps = 0, lost = 0;
+	struct ib_wc wc[16];
+	int i, k, rv;
+
+	KUNIT_ASSERT_NOT_NULL(test, n);
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs, has %u", num_online_cpus());
+	n->t = t;
+	init_completion(&n->fired);
+	t->cq->base.comp_handler = sect_comp_handler;
+	t->cq->base.cq_context = n;
+
+	prod = kthread_create(sect_producer, n, "siw_kunit_prod");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(prod));
+	kthread_bind(prod, cpumask_last(cpu_online_mask));
+	wake_up_process(prod);
+
+	while (got < SECT_NOTIFY_N) {
+		k = siw_poll_cq(&t->cq->base, ARRAY_SIZE(wc), wc);
+		for (i = 0; i < k; i++) {
+			if (wc[i].wr_id != got || wc[i].status != IB_WC_SUCCESS)
+				break;
+			got++;
+		}
+		if (i < k) {
+			KUNIT_FAIL(test, "completion %u: id %llu status %d", got,
+				   wc[i].wr_id, wc[i].status);
+			break;
+		}
+		atomic_sub(k, &n->in_cq);
+		if (k)
+			continue;
+		reinit_completion(&n->fired);
+		rv = siw_req_notify_cq(&t->cq->base, arm);
+		if (rv > 0)
+			continue;	/* missed: poll again */
+		sleeps++;
+		if (wait_for_completion_timeout(&n->fired, HZ))
+			continue;
+		/*
+		 * No notification for 1 s. An entry waiting is one that came
+		 * after we armed (else the arm had reported it): its handler
+		 * runs right after it is written, so give it time, once.
+		 */
+		if (!(READ_ONCE(t->cq->queue[t->cq->get % t->cq->num_cqe].flags) &
+		      SIW_WQE_VALID))
+			continue;	/* the producer is just slow */
+		if (wait_for_completion_timeout(&n->fired, 2 * HZ))
+			continue;
+		lost++;
+		KUNIT_FAIL(test, "notification lost: %u polled, %u produced",
+			   got, n->produced);
+		break;
+	}
+	atomic_set(&n->stop, 1);
+	kthread_stop(prod);
+	kunit_info(test, "%u completions, %u sleeps, %u lost", got, sleeps,
+		   lost);
+	KUNIT_EXPECT_EQ(test, got, (u32)SECT_NOTIFY_N);
+	KUNIT_EXPECT_EQ(test, siw_kunit_stat(t->sdev, SIW_STAT_CQ_OVERFLOW),
+			0ULL);
+}
+
+/* ------------------------------------------------------- CQ overflow */
+
+struct sect_events {
+	int cq_err;
+	int qp_fatal;
+};
+
+static void sect_cq_event(struct ib_event *ev, void *ctx)
+{
+	struct sect_events *e = ctx;
+
+	if (ev->event == IB_EVENT_CQ_ERR)
+		e->cq_err++;
+}
+
+static void sect_qp_event(struct ib_event *ev, void *ctx)
+{
+	struct sect_events *e = ctx;
+
+	if (ev->event == IB_EVENT_QP_FATAL)
+		e->qp_fatal++;
+}
+
+/* A full CQ: the completion is not dropped silently, the QP stops. */
+static void siw_test_cq_overflow(struct kunit *test)
+{
+	struct sect *t = sect_new(test, 4, 2);
+	struct sect_events ev = {};
+	struct siw_wqe w = {};
+	struct ib_wc wc[4];
+	int i;
+
+	t->cq->base.event_handler = sect_cq_event;
+	t->cq->base.cq_context = &ev;
+	t->qp->base.event_handler = sect_qp_event;
+	t->qp->base.qp_context = &ev;
+
+	for (i = 0; i < 3; i++) {
+		w.sqe.id = i;
+		siw_wqe_complete(t->qp, &w, IB_WC_SUCCESS, true, 0, 0, false);
+	}
+	KUNIT_EXPECT_EQ(test, ev.cq_err, 1);
+	KUNIT_EXPECT_EQ(test, ev.qp_fatal, 1);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(t->qp->attrs.state), SIW_QP_ERROR);
+	KUNIT_EXPECT_EQ(test, siw_kunit_stat(t->sdev, SIW_STAT_CQ_OVERFLOW),
+			1ULL);
+	/* what fitted is intact, in order */
+	KUNIT_ASSERT_EQ(test, siw_poll_cq(&t->cq->base, 4, wc), 2);
+	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 0ULL);
+	KUNIT_EXPECT_EQ(test, wc[1].wr_id, 1ULL);
+	/* a second overflow of a QP in error raises no second QP event */
+	for (i = 0; i < 3; i++)
+		siw_wqe_complete(t->qp, &w, IB_WC_SUCCESS, true, 0, 0, false);
+	KUNIT_EXPECT_EQ(test, ev.qp_fatal, 1);
+	KUNIT_EXPECT_EQ(test, ev.cq_err, 2);
+	flush_work(&t->qp->tx_work);
+}
+
+/* ------------------------------------------------- bounded flushing */
+
+struct sect_refill {
+	struct siw_sqe *ring;
+	u32 n;
+	atomic_t stop;
+	unsigned long writes;
+};
+
+/* A user thread that keeps every SQ slot VALID as fast as it can. */
+static int sect_refiller(void *data)
+{
+	struct sect_refill *r = data;
+	u32 i;
+
+	while (!atomic_read(&r->stop)) {
+		for (i = 0; i < r->n; i++) {
+			r->ring[i].opcode = SIW_OP_SEND;
+			WRITE_ONCE(r->ring[i].flags, SIW_WQE_VALID);
+		}
+		r->writes++;
+	}
+	while (!kthread_should_stop())
+		schedule_timeout_interruptible(1);
+	return 0;
+}
+
+/*
+ * Flushing the SQ of a QP in ERROR while the ring is refilled behind
+ * the flush: each pass ends after at most a ring's worth, and a full CQ
+ * ends it early.
+ */
+static void siw_test_flush_bounded(struct kunit *test)
+{
+	struct sect *t = sect_new(test, 16, 4096);
+	struct sect_refill *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	struct task_struct *w;
+	unsigned long t0;
+	u32 before;
+	int pass;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs, has %u", num_online_cpus());
+	r->ring = t->qp->sendq;
+	r->n = t->qp->attrs.sq_size;
+	t->qp->attrs.state = SIW_QP_ERROR;
+	w = kthread_create(sect_refiller, r, "siw_kunit_refill");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(w));
+	kthread_bind(w, cpumask_last(cpu_online_mask));
+	wake_up_process(w);
+	while (!READ_ONCE(r->writes))
+		cond_resched();
+
+	for (pass = 0; pass < 8; pass++) {
+		before = t->cq->put;
+		t0 = jiffies;
+		siw_qp_flush_sq(t->qp);
+		KUNIT_EXPECT_LE(test, t->cq->put - before, t->qp->attrs.sq_size);
+		KUNIT_EXPECT_LT(test, jiffies - t0, (unsigned long)HZ);
+	}
+	/* the CQ fills up: the flush stops at it */
+	t->cq->num_cqe = t->cq->put + 2;
+	before = t->cq->put;
+	siw_qp_flush_sq(t->qp);
+	KUNIT_EXPECT_LE(test, t->cq->put - before, 2U);
+	atomic_set(&r->stop, 1);
+	kthread_stop(w);
+	flush_work(&t->qp->tx_work);
+}
+
+static struct kunit_case siw_sec_cases[] = {
+	KUNIT_CASE(siw_test_mr_stale_key),
+	KUNIT_CASE(siw_test_fast_reg_checks),
+	KUNIT_CASE(siw_test_cq_notify_race),
+	KUNIT_CASE(siw_test_cq_overflow),
+	KUNIT_CASE(siw_test_flush_bounded),
+	{}
+};
+
+static struct kunit_suite siw_sec_suite = {
+	.name = "siw_concurrency",
+	.test_cases = siw_sec_cases,
+};
+
+kunit_test_suites(&siw_sec_suite);
