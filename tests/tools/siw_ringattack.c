@@ -5,7 +5,7 @@
  *
  *   siw_ringattack -a ADDR [-m attack|overflow|cqgarbage] [-t secs] [-r rounds]
  *                  [-P phase_s] [-L long_phase_s] [-l limit_s] [-S stuck_s]
- *                  [-T timeout] [-p port]
+ *                  [-T timeout] [-p port] [-Q ring_size]
  *
  * ADDR: a local IPv4 address of the siw device's netdev; the process
  * connects an RC pair to itself over rdma_cm (as siw_hostile does).
@@ -27,15 +27,20 @@
  *   writes garbage on the CQEs and random flags into both CQ control
  *   words. Meanwhile: phase 1, doorbells on both QPs in RTS (actor thread:
  *   the server's doorbell, ibv_req_notify_cq, completion and async events,
- *   ibv_query_qp); phase 2 (-L long when set, in the first RQ-only round),
- *   writer 1 alone with the main thread: the server QP to ERROR (its SQ is
- *   flushed; the client gets the reset) and client doorbells; phase 3, the
+ *   ibv_query_qp); phase 2, writer 1 alone with the main thread: the
+ *   server QP to ERROR (its SQ is flushed; the client gets the reset) and
+ *   client doorbells (in the first RQ-only round for -L s, with the
+ *   watchdog's limit raised to match, so that a doorbell flushing for as
+ *   long as the writer keeps up meets the soft-lockup detector); phase 3, the
  *   client to ERROR (modify_qp or rdma_disconnect) and doorbells; phase 4,
  *   every object destroyed while both writers still write.
  *   Every system call is timed; one taking more than -l s (1) is a FAIL.
  *   A call still in the kernel after -S s (5) makes the watchdog pause the
  *   writers (a livelocked flush then ends and the call's time is
  *   reported); one still there 20 s later is a hang: report, exit 3.
+ *   Rings of -Q entries (16384, the most siw allows; the server SQ a
+ *   quarter): the kernel takes a while to catch up with a writer that
+ *   lost its CPU for a moment (a TCG vCPU on a busy host).
  *   Evidence that the attack reached the kernel: the number of slots the
  *   kernel took off each ring (VALID cleared under the writer) is counted
  *   and must be nonzero for the SQs and the receive rings.
@@ -71,6 +76,9 @@ static const char *addr;
 static int port = 18900;
 static double duration = 60, phase_s = 1.0, long_s, limit_s = 1.0, stuck_s = 5.0, tmo = 10;
 static int max_rounds = 100000;
+static uint32_t qsize = 16384;
+/* the watchdog's limit now: stuck_s, or more in the long phase (ms) */
+static atomic_llong stuck_ms;
 
 /* ---- output from any thread */
 static pthread_mutex_t out_mx = PTHREAD_MUTEX_INITIALIZER;
@@ -214,15 +222,17 @@ static void *watchdog(void *arg)
 
 			if (!n)
 				continue;
-			if (el > stuck_s && atomic_load(&hold_by) == -1) {
+			double lim = atomic_load(&stuck_ms) / 1e3;
+
+			if (el > lim && atomic_load(&hold_by) == -1) {
 				atomic_store(&hold_by, s);
 				atomic_store(&hold, 1);
 				RA_NOTE("watchdog: %s in the kernel for %.1f s: pausing the ring writers",
 					n, el);
 			}
-			if (el > stuck_s + 20) {
+			if (el > lim + 20) {
 				RA_FAIL("%s did not return %.0f s after the ring writers paused: hang",
-					n, el - stuck_s);
+					n, el - lim);
 				summary();
 				_exit(3);
 			}
@@ -310,8 +320,9 @@ struct ring {
 	uint16_t *fl; /* SQ/RQ: flags we set per slot */
 	uint8_t *mine; /* we set VALID on this slot last */
 	atomic_int attack; /* writer targets it this round */
-	atomic_ulong taken; /* SQ/RQ: our VALID slots the kernel took */
-	atomic_ulong written; /* CQ: VALID entries we did not set */
+	/* counted by the writer alone, read after writers_detach() */
+	unsigned long taken; /* SQ/RQ: our VALID slots the kernel took */
+	unsigned long written; /* CQ: VALID entries we did not set */
 	/* WQE templates: the peer's buffer for plausible WQEs */
 	uint64_t lbuf, rbuf;
 	uint32_t lkey, rkey;
@@ -932,6 +943,7 @@ static void flip_field(struct ring *r, uint32_t i, uint64_t *rs)
 static void *writer_wq(void *arg)
 {
 	uint64_t rs = (uintptr_t)arg;
+	unsigned int sweep = 0, cnt = 0;
 
 	while (!atomic_load(&wstop)) {
 		struct pair *p = (struct pair *)atomic_load(&cur);
@@ -942,31 +954,32 @@ static void *writer_wq(void *arg)
 			continue;
 		}
 		int m = atomic_load(&wmode);
+		/* fields changed under VALID slots: every 8th sweep */
+		int flips = m != WM_PLAUSIBLE && !(++sweep & 7);
 
+		/* per slot only a load, and a store where the kernel took it:
+		 * the writer must stay ahead of the kernel's flush
+		 */
 		for (int k = 0; k < p->nr; k++) {
 			struct ring *r = &p->r[k];
+			size_t stride = r->kind == RK_SQ ? sizeof(struct siw_sqe) :
+							    sizeof(struct siw_rqe);
 
 			if (r->kind == RK_CQ || !atomic_load(&r->attack))
 				continue;
 			for (uint32_t i = 0; i < r->n; i++) {
-				uint16_t *fp =
-					(uint16_t *)(r->mem +
-						     (size_t)i * (r->kind == RK_SQ ?
-									  sizeof(struct siw_sqe) :
-									  sizeof(struct siw_rqe)) +
-						     8);
+				uint16_t *fp = (uint16_t *)(r->mem + i * stride + 8);
 				uint16_t f = __atomic_load_n(fp, __ATOMIC_ACQUIRE);
 
 				if (f & SIW_WQE_VALID) {
-					if (m != WM_PLAUSIBLE && !(sm64(&rs) & 15))
+					if (flips && !(++cnt & 15))
 						flip_field(r, i, &rs);
 					continue;
 				}
 				if (r->mine[i])
-					atomic_fetch_add_explicit(&r->taken, 1,
-								  memory_order_relaxed);
+					r->taken++;
 				/* new content now and then; else only VALID again */
-				if (!r->fl[i] || !(sm64(&rs) & 7)) {
+				if (!r->fl[i] || !(++cnt & 7)) {
 					int g = m == WM_GARBAGE ||
 						(m == WM_MIXED && (sm64(&rs) & 1));
 
@@ -1016,8 +1029,7 @@ static void *writer_cq(void *arg)
 				int set;
 
 				if ((f & SIW_WQE_VALID) && !r->mine[i])
-					atomic_fetch_add_explicit(&r->written, 1,
-								  memory_order_relaxed);
+					r->written++;
 				switch (m) {
 				case CM_CONSUME:
 					set = 0;
@@ -1139,11 +1151,14 @@ static int long_done;
 
 static void attack_round(int rno)
 {
-	struct cfg c = { .cli_sq = 64,
-			 .cli_rq = 16,
-			 .srv_sq = 32,
+	/* large rings: a writer that loses its CPU for a few ms (a TCG vCPU
+	 * on a busy host) is still ahead of the kernel when it is back
+	 */
+	struct cfg c = { .cli_sq = qsize,
+			 .cli_rq = qsize,
+			 .srv_sq = qsize / 4,
 			 .srv_rq = 0,
-			 .srq = 16,
+			 .srq = qsize,
 			 .cq_cli = 64,
 			 .cq_srv_s = 32,
 			 .cq_srv_r = 32,
@@ -1200,19 +1215,13 @@ static void attack_round(int rno)
 	long b2 = 0;
 
 	if (p2 > phase_s) {
-		/* no doorbell: whatever flushes the client's rings in the
-		 * kernel (the connection's teardown) meets writer 1 alone
-		 * for this long (the soft-lockup detector needs > 20 s)
+		/* a doorbell that flushes for as long as writer 1 keeps up
+		 * is left in the kernel for this long: the soft-lockup
+		 * detector needs > 20 s
 		 */
-		double end = now_s() + p2;
-
-		atomic_store(&hb_on, 1);
-		beat();
-		while (now_s() < end) {
-			usleep(10000);
-			beat();
-		}
-		atomic_store(&hb_on, 0);
+		atomic_store(&stuck_ms, (long long)((p2 + stuck_s) * 1e3));
+		b2 = bell_loop(p.cid->qp, p2, "doorbell(client QP, peer in ERR, long phase)");
+		atomic_store(&stuck_ms, (long long)(stuck_s * 1e3));
 	} else {
 		b2 = bell_loop(p.cid->qp, p2, "doorbell(client QP, peer in ERR)");
 	}
@@ -1567,7 +1576,7 @@ int main(int argc, char **argv)
 	int c;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((c = getopt(argc, argv, "a:p:t:r:P:L:l:S:T:m:")) != -1) {
+	while ((c = getopt(argc, argv, "a:p:t:r:P:L:l:S:T:m:Q:")) != -1) {
 		switch (c) {
 		case 'a':
 			addr = optarg;
@@ -1599,21 +1608,27 @@ int main(int argc, char **argv)
 		case 'm':
 			mode = optarg;
 			break;
+		case 'Q':
+			qsize = (uint32_t)atoi(optarg);
+			break;
 		default:
 			addr = NULL;
 			optind = argc;
 			break;
 		}
 	}
+	if (qsize < 16)
+		addr = NULL;
 	if (!addr ||
 	    (strcmp(mode, "attack") && strcmp(mode, "overflow") && strcmp(mode, "cqgarbage"))) {
 		fprintf(stderr,
-			"usage: siw_ringattack -a ADDR [-m attack|overflow|cqgarbage] [-t secs] [-r rounds] [-P phase_s] [-L long_phase_s] [-l limit_s] [-S stuck_s] [-T timeout] [-p port]\n");
+			"usage: siw_ringattack -a ADDR [-m attack|overflow|cqgarbage] [-t secs] [-r rounds] [-P phase_s] [-L long_phase_s] [-l limit_s] [-S stuck_s] [-T timeout] [-p port] [-Q ring_size]\n");
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	atomic_store(&stuck_ms, (long long)(stuck_s * 1e3));
 	/* a round can overrun -t by its own length and the watchdog's limits */
-	double budget = duration + long_s + 8 * phase_s + 4 * (stuck_s + 20) + 6 * tmo + 120;
+	double budget = duration + 2 * long_s + 8 * phase_s + 4 * (stuck_s + 20) + 6 * tmo + 120;
 
 	hard_deadline = now_s() + budget;
 	signal(SIGALRM, on_alarm);
