@@ -6,10 +6,13 @@
 # IBV_EVENT_QP_ACCESS_ERR and goes to ERROR and sends a Terminate, the
 # initiator's QP goes to ERROR, a refused Read completes with
 # IBV_WC_REM_ACCESS_ERR, no data moves. With the flag set, the same Write
-# or Read succeeds (data verified). The flags are set in INIT (a QP the
-# tool hands to rdma_accept itself) and changed in RTS with
-# ibv_modify_qp(IBV_QP_ACCESS_FLAGS) alone, narrowed and widened again.
-# siw_qpaccess runs the scenarios on a connected pair in one process over
+# or Read succeeds (data verified). The flags are narrowed in RTS with
+# ibv_modify_qp(IBV_QP_ACCESS_FLAGS) alone, on the passive and on the
+# active QP of a connection, to {READ}, {WRITE} and {}, and widened again.
+# Flags set before the connection do not survive it (siw(7), ACCESS:
+# librdmacm sets them, 0 on the active side), so a QP set to {READ} in
+# INIT must enter RTS with {WRITE|READ}; narrowing it then works as well.
+# siw_qpaccess runs the scenarios on connected pairs in one process over
 # a local veth address (rdev_veth_local); the Terminates show in the
 # device's term_tx/term_rx counters.
 # timeout: 240
@@ -27,10 +30,10 @@ rc=0
 timeout 600 "$BIN/siw_qpaccess" -a "$RDEV_IP" -p 18800 -t "$(scale 10 30)" >"$TMPD/qa.log" 2>&1 || rc=$?
 cat "$TMPD/qa.log"
 ((rc == 0)) || fail "siw_qpaccess failed (rc=$rc): $(grep -m1 '^FAIL' "$TMPD/qa.log" || tail -n 1 "$TMPD/qa.log")"
-# five scenarios end in a refusal (init-r, init-w, init-none, rts-r,
-# rts-w), each with one Terminate sent by the target and received by the
-# initiator, both on this one device
-want=5
+# six scenarios end in a refusal (init-set, rts-r, rts-w, rts-none,
+# active-r, active-w), each with one Terminate sent by the target and
+# received by the initiator, both on this one device
+want=6
 got=$(sed -n 's/^# refused \([0-9]*\)$/\1/p' "$TMPD/qa.log")
 [[ $got == "$want" ]] || fail "siw_qpaccess saw $got refusals as protection errors, want $want"
 tx1=$(rdma_stat "$RDEV" term_tx) rx1=$(rdma_stat "$RDEV" term_rx)
