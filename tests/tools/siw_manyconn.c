@@ -51,6 +51,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
+#include <time.h>
 #include <netdb.h>
 #include <arpa/inet.h>
 #include <sys/mman.h>
@@ -87,7 +89,10 @@ struct shared {
 	long lives, rounds, bytes, fails;
 	long arrived, abort_all, churn_done, steady;
 	long active, peak, threads;
-	long inflight, accept_ms;
+	long accept_ms;
+	long res_ms, setup_ms, est_ms;	/* client: slowest step of a connect */
+	sem_t slots;	/* client: connects that may be under way */
+	sem_t gate;	/* client: the barrier opens */
 };
 
 static struct {
@@ -113,6 +118,16 @@ static long add(long *p, long v)
 static long get(long *p)
 {
 	return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+}
+
+/* CLOCK_REALTIME deadline secs from now, for sem_timedwait */
+static struct timespec deadline(unsigned int secs)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += secs;
+	return ts;
 }
 
 /* *p = max(*p, v) */
@@ -617,23 +632,24 @@ static int cli_connect(struct conn *c)
 	/* at most o.inflight connects under way (all processes): the server
 	 * must answer each within the MPA timeout, under TCG too
 	 */
-	for (long v = get(&sh->inflight);;) {
-		if (v < o.inflight &&
-		    __atomic_compare_exchange_n(&sh->inflight, &v, v + 1, 0, __ATOMIC_SEQ_CST,
-						__ATOMIC_SEQ_CST))
-			break;
-		usleep(2000);
-		v = get(&sh->inflight);
+	struct timespec dl = deadline(o.total);
+
+	while (sem_timedwait(&sh->slots, &dl)) {
+		if (errno != EINTR) {
+			cfail(c, "no connect slot: %s", strerror(errno));
+			return -1;
+		}
 	}
 	int rc = cli_connect_one(c, &sa, &cp);
 
-	add(&sh->inflight, -1);
+	sem_post(&sh->slots);
 	return rc;
 }
 
 static int cli_connect_one(struct conn *c, struct sockaddr_in *sa, struct rdma_conn_param *cp)
 {
 	struct rdma_cm_event *ev;
+	double t0 = now_s(), t1, t2;
 
 	c->ch = rdma_create_event_channel();
 	if (!c->ch || rdma_create_id(c->ch, &c->id, NULL, RDMA_PS_TCP)) {
@@ -646,6 +662,7 @@ static int cli_connect_one(struct conn *c, struct sockaddr_in *sa, struct rdma_c
 		cfail(c, "resolving %s:%d: %s", o.addr, o.ports[c->g % o.nports], strerror(errno));
 		return -1;
 	}
+	t1 = now_s();
 	if (conn_setup(c, 3 * (o.region / 2), IBV_ACCESS_LOCAL_WRITE)) {
 		cfail(c, "client resources: %s", strerror(errno));
 		return -1;
@@ -654,12 +671,16 @@ static int cli_connect_one(struct conn *c, struct sockaddr_in *sa, struct rdma_c
 		cfail(c, "post receive: %s", strerror(errno));
 		return -1;
 	}
+	t2 = now_s();
 	if (rdma_connect(c->id, cp)) {
 		cfail(c, "rdma_connect: %s", strerror(errno));
 		return -1;
 	}
 	if (cm_want(c, RDMA_CM_EVENT_ESTABLISHED, &ev))
 		return -1;
+	set_max(&sh->res_ms, (long)((t1 - t0) * 1000));
+	set_max(&sh->setup_ms, (long)((t2 - t1) * 1000));
+	set_max(&sh->est_ms, (long)((now_s() - t2) * 1000));
 	const struct mc_rep *rp = ev->param.conn.private_data;
 
 	if (ev->param.conn.private_data_len < sizeof(*rp) || rp->magic != MC_MAGIC ||
@@ -805,22 +826,31 @@ static int cli_close(struct conn *c, int ok)
 	return rc;
 }
 
+/* end everything: the barrier's waiters wake and see abort_all */
+static void abort_all(void)
+{
+	if (__atomic_exchange_n(&sh->abort_all, 1, __ATOMIC_SEQ_CST))
+		return;
+	for (int i = 0; i < nconn; i++)
+		sem_post(&sh->gate);
+}
+
 static int barrier(struct conn *c)
 {
-	double end = now_s() + o.total / 2.0;
+	struct timespec dl = deadline(o.total / 2);
 
-	add(&sh->arrived, 1);
-	while (get(&sh->arrived) < nconn) {
-		if (get(&sh->abort_all))
-			return -1;
-		if (now_s() > end) {
-			cfail(c, "barrier: %ld of %d connections up after %.0f s",
-			      get(&sh->arrived),
-			      nconn, o.total / 2.0);
-			return -1;
-		}
-		usleep(20000);
+	if (add(&sh->arrived, 1) == nconn)
+		for (int i = 0; i < nconn; i++)
+			sem_post(&sh->gate);
+	while (sem_timedwait(&sh->gate, &dl)) {
+		if (errno == EINTR)
+			continue;
+		cfail(c, "barrier: %ld of %d connections up after %u s", get(&sh->arrived),
+		      nconn, o.total / 2);
+		return -1;
 	}
+	if (get(&sh->abort_all))
+		return -1;
 	if (!c->g)
 		LOG("# client: all %d connections established and verified once after %.1f s\n",
 		    nconn, now_s() - t_start);
@@ -876,9 +906,9 @@ static void *cli_thread(void *arg)
 	ok = 1;
 out:
 	if (!ok)
-		__atomic_store_n(&sh->abort_all, 1, __ATOMIC_SEQ_CST);
+		abort_all();
 	if (cli_close(c, ok))
-		__atomic_store_n(&sh->abort_all, 1, __ATOMIC_SEQ_CST);
+		abort_all();
 	return NULL;
 }
 
@@ -937,6 +967,8 @@ static int run_client(void)
 		bad++;
 	}
 	bad += (int)get(&sh->fails);
+	LOG("# client: slowest connect steps: resolve %ld ms, resources %ld ms, connect to established %ld ms\n",
+	    get(&sh->res_ms), get(&sh->setup_ms), get(&sh->est_ms));
 	LOG("%s - client: %ld connections at the barrier, %ld lives, %ld rounds, %ld bytes verified, %d failure(s)\n",
 	    bad ? "FAIL" : "ok", get(&sh->arrived), get(&sh->lives), get(&sh->rounds),
 	    get(&sh->bytes), bad);
@@ -1023,6 +1055,8 @@ int main(int argc, char **argv)
 	if (sh == MAP_FAILED)
 		DIE("mmap: %s", strerror(errno));
 	memset(sh, 0, sizeof(*sh));
+	if (sem_init(&sh->slots, 1, (unsigned int)o.inflight) || sem_init(&sh->gate, 1, 0))
+		DIE("sem_init: %s", strerror(errno));
 	signal(SIGALRM, alarm_handler);
 	alarm(o.total);
 	return o.server ? run_server() : run_client();
