@@ -591,6 +591,8 @@ static struct rxt *rxt_new(struct kunit *test, bool crc)
 	qp->attrs.ird = 2;
 	qp->attrs.ord = 2;
 	qp->attrs.crc = crc;
+	/* what rdma_cm gives a kernel QP */
+	qp->attrs.access = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
 	qp->attrs.state = SIW_QP_RTS;
 	qp->recvq = kunit_kcalloc(test, qp->attrs.rq_size,
 				  sizeof(*qp->recvq), GFP_KERNEL);

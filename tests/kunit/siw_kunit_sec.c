@@ -489,12 +489,72 @@ static void siw_test_flush_bounded(struct kunit *test)
 	flush_work(&t->qp->tx_work);
 }
 
+/* ------------------------------------------------- flush ordering */
+
+static void sect_post_recv(struct siw_qp *qp, u32 slot, u64 id)
+{
+	struct siw_rqe *rqe = &qp->recvq[slot];
+
+	rqe->id = id;
+	rqe->num_sge = 0;
+	WRITE_ONCE(rqe->flags, SIW_WQE_VALID);
+}
+
+/*
+ * A QP in ERROR while the RX engine holds a receive: a flush from any
+ * other context leaves the ring alone (the RX engine completes its own
+ * first, then flushes the rest), the RX engine takes no new receive,
+ * and the send queue is the transmitter's alone. Completions stay in
+ * posting order.
+ */
+static void siw_test_flush_order(struct kunit *test)
+{
+	struct sect *t = sect_new(test, 4, 16);
+	struct siw_qp *qp = t->qp;
+	struct siw_wqe *rx = &qp->rx.rdmap.rwqe;
+	struct siw_wqe w = {};
+	struct ib_wc wc[8];
+	int i;
+
+	for (i = 0; i < 3; i++)
+		sect_post_recv(qp, i, 10 + i);
+	qp->sendq[0].opcode = SIW_OP_SEND;
+	WRITE_ONCE(qp->sendq[0].flags, SIW_WQE_VALID);
+
+	/* the RX engine took the first receive */
+	KUNIT_ASSERT_EQ(test, siw_rqe_fetch(qp, rx), 0);
+	KUNIT_EXPECT_TRUE(test, rx->active);
+	KUNIT_EXPECT_EQ(test, rx->sqe.id, 10ULL);
+
+	qp->attrs.state = SIW_QP_ERROR;
+	/* no receive for the RX engine in ERROR */
+	KUNIT_EXPECT_EQ(test, siw_rqe_fetch(qp, &w), -ESHUTDOWN);
+	/* a flush from elsewhere: nothing completes ahead of receive 10 */
+	siw_qp_flush(qp);
+	KUNIT_EXPECT_EQ(test, siw_poll_cq(&t->cq->base, 8, wc), 0);
+	KUNIT_EXPECT_EQ(test, qp->rq_get, 1U);
+	/* the SQ is left to the transmitter */
+	KUNIT_EXPECT_EQ(test, qp->sq_get, 0U);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(qp->sendq[0].flags) & SIW_WQE_VALID);
+
+	/* the RX engine completes its receive, then flushes the rest */
+	siw_wqe_complete(qp, rx, IB_WC_WR_FLUSH_ERR, true, 0, 0, false);
+	siw_qp_flush_rq(qp);
+	KUNIT_ASSERT_EQ(test, siw_poll_cq(&t->cq->base, 8, wc), 3);
+	for (i = 0; i < 3; i++) {
+		KUNIT_EXPECT_EQ(test, wc[i].wr_id, 10ULL + i);
+		KUNIT_EXPECT_EQ(test, wc[i].status, IB_WC_WR_FLUSH_ERR);
+	}
+	flush_work(&qp->tx_work);
+}
+
 static struct kunit_case siw_sec_cases[] = {
 	KUNIT_CASE(siw_test_mr_stale_key),
 	KUNIT_CASE(siw_test_fast_reg_checks),
-	KUNIT_CASE(siw_test_cq_notify_race),
+	KUNIT_CASE_SLOW(siw_test_cq_notify_race),
 	KUNIT_CASE(siw_test_cq_overflow),
 	KUNIT_CASE(siw_test_flush_bounded),
+	KUNIT_CASE(siw_test_flush_order),
 	{}
 };
 
