@@ -30,10 +30,16 @@ prlimit --memlock=$limit:$limit setpriv --reuid=65534 --regid=65534 --clear-grou
 	--inh-caps=-all --bounding-set=-all \
 	"$BIN/siw_mrlimits" memlock -d "$RDEV" -l "$limit" >"$TMPD/memlock.log" 2>&1 || rc=$?
 cat "$TMPD/memlock.log"
-((rc == 0)) || fail "siw_mrlimits memlock failed (rc=$rc): $(grep -m1 '^FAIL' "$TMPD/memlock.log" || true)"
-grep -q '^ok - memlock: 0 failure' "$TMPD/memlock.log" || fail "memlock: no summary line"
+# a memlock failure is reported at the end: the big MRs run regardless
+bad=()
 n=$(grep -c 'refused with ENOMEM' "$TMPD/memlock.log" || true)
-((n == 7)) || fail "memlock: $n refusals with ENOMEM reported, expected 7"
+if ((rc != 0)); then
+	bad+=("siw_mrlimits memlock failed (rc=$rc): $(grep -m1 '^FAIL' "$TMPD/memlock.log" || true)")
+elif ! grep -q '^ok - memlock: 0 failure' "$TMPD/memlock.log"; then
+	bad+=("memlock: no summary line")
+elif ((n != 7)); then
+	bad+=("memlock: $n refusals with ENOMEM reported, expected 7")
+fi
 
 # leftovers of a process that ended: `rdma res show` must work and list
 # nothing of ours on the device
@@ -44,7 +50,7 @@ ours() { # TYPE...
 		grep -E "(^| )(dev|link) $RDEV(/[0-9]+)? " <<<"$out" | grep -v 'comm \[' || true
 	done
 }
-wait_for 20 test -z "$(ours mr pd)" || fail "after the memlock run: $(ours mr pd | head -n 5)"
+wait_for 20 test -z "$(ours mr pd)" || bad+=("after the memlock run: $(ours mr pd | head -n 5)")
 info "memlock: nothing left in rdma res show mr/pd"
 
 # 1.5 GiB, really pinned: the guest must have the memory
@@ -80,4 +86,5 @@ info "nothing left in rdma res show mr/qp/pd"
 run rdma link delete "$RDEV"
 siw_gone "$RDEV" || fail "$RDEV still present after rdma link delete"
 dmesg_problems_since "$m"
+((${#bad[@]} == 0)) || fail "${bad[*]}"
 echo "mr-limits passed"
