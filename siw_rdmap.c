@@ -623,11 +623,12 @@ static int siw_rx_rreq(struct siw_qp *qp, struct siw_rx_target *t)
 		return siw_rx_error(e, TERM_LAYER_DDP, TERM_DDP_ETYPE_UNTAGGED,
 				    TERM_DDP_U_INV_MSN_NOBUF,
 				    "more Read Requests than IRD");
+	/* zero bytes read nothing (also the MPA v2 RTR Read) */
+	if (!size)
+		return 0;
 	/* the QP must allow it as well as the MR (siw(7), "Access") */
 	if (!(READ_ONCE(qp->attrs.access) & IB_ACCESS_REMOTE_READ))
 		return siw_rx_access_err(qp, SIW_ACC_RIGHTS, false);
-	if (!size)
-		return 0;
 	mr = siw_mr_lookup(qp->sdev, be32_to_cpu(r->body.src_stag));
 	if (!mr) {
 		err = SIW_ACC_STAG;
