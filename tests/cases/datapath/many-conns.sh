@@ -23,7 +23,7 @@ rdev_netns
 if ((${SIW_TEST_FULL:-0})); then
 	procs=10 qps=100 rounds=3 churn=2 region=32768
 else
-	procs=4 qps=32 rounds=$(scale 3 2) churn=2 region=65536
+	procs=4 qps=32 rounds=2 churn=2 region=32768
 fi
 seed=${SIW_DATACHECK_SEED:-$((RANDOM * 32768 + RANDOM))}
 total=$((procs * qps))

@@ -97,7 +97,7 @@ dc_run() { # PORT ITERS: a data-check h1 -> h2 that must pass
 	((rc == 0)) || { tail -n 5 "$TMPD/dc$1.cli"; show "dc$1" | tail -n 5; fail "data-check on port $1 failed (rc=$rc)"; }
 	info "data-check h1 -> h2: $(grep '^ok - client' "$TMPD/dc$1.cli")"
 }
-dc_run 18960 "$(scale 100 20)"
+dc_run 18960 "$(scale 40 20)"
 
 # ---- a device with live connections moves to a namespace without its netdev
 run ip netns add h3
@@ -124,7 +124,7 @@ ip netns exec h3 ibv_devinfo -d siw1 | grep -q PORT_ACTIVE || fail "siw1 in h3: 
 ip netns exec h3 rdma link show siw1/1 | grep -q netdev && fail "siw1 in h3 names a netdev: $(ip netns exec h3 rdma link show)"
 run ip netns exec h3 rdma dev set siw1 netns h1
 ip netns exec h1 rdma link show siw1/1 | grep -q 'netdev veth1 ' || fail "siw1 back in h1: $(ip netns exec h1 rdma link show)"
-dc_run 18962 "$(scale 50 10)"
+dc_run 18962 "$(scale 20 10)"
 
 # ---- the netdev moves: the device goes
 run ip -n h1 link set veth1 netns h3

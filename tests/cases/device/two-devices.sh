@@ -82,7 +82,7 @@ dc_wait() { # NAME: both ends passed
 }
 
 # 1. both pairs at once
-iters=$(scale 150 30) max=$(scale 1048576 131072)
+iters=$(scale 80 30) max=$(scale 524288 131072)
 snap
 dc pairA pa 10.91.0.2 hst 18940 "$iters" "$max"
 dc pairB pb 10.92.0.2 hst 18941 "$iters" "$max"
