@@ -80,7 +80,7 @@ rping_timed() {
 # the flooded listener (backlog 8)
 bg listener ip netns exec h2 "$BIN/siw_cmtest" listen -n 1 -t 900 "$H2_IP:$P_FLOOD"
 LPID=$BG_PID
-wait_log "$TMPD/listener.log" '^# listening' 30 || { show listener; fail "siw_cmtest did not listen"; }
+wait_log "$TMPD/listener.log" '^# listening' "$(scale 60 300)" || { show listener; fail "siw_cmtest did not listen"; }
 
 rping_timed same-before h2 h1 "$H2_IP" 19701
 base_same=$RPING_MS
