@@ -184,6 +184,8 @@ void siw_qp_schedule_tx_near(struct siw_qp *qp)
  * Wakes the transmitter only if it stopped at a work request that waits
  * for that (siw_sqe_fetch() returned -EBUSY): a wake-up per Read
  * Response for nothing costs another CPU's time and the Read's latency.
+ * A closing QP's transmitter also waits for its last Read to end before
+ * the orderly close (siw_tx_all_done()): it is woken too.
  */
 void siw_qp_tx_unblock(struct siw_qp *qp)
 {
@@ -191,7 +193,7 @@ void siw_qp_tx_unblock(struct siw_qp *qp)
 	bool wake;
 
 	spin_lock_irqsave(&qp->orq_lock, flags);
-	wake = qp->tx_waits;
+	wake = qp->tx_waits || READ_ONCE(qp->attrs.state) == SIW_QP_CLOSING;
 	qp->tx_waits = false;
 	spin_unlock_irqrestore(&qp->orq_lock, flags);
 	if (wake)
