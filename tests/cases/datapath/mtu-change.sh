@@ -23,11 +23,11 @@ rdev_netns
 # siw_datacheck compares every buffer after every operation: about 2 MiB/s
 # moved under TCG on stock, so the default form is short
 mtus=(1280 576 88 9000 1500) step=$(scale 4000000 500000) step88=$(scale 250000 100000)
-iters=$(scale 400 40) max=$(scale 8388608 1048576) want_mib=$(scale 150 10)
+iters=$(scale 900 40) max=$(scale 8388608 1048576) want_mib=$(scale 300 10)
 if ((${SIW_TEST_FULL:-0})); then
 	mtus=(1280 576 88 9000 1500 576 9000 88 1500 1280 9000 576 1500)
 	step=$(scale 16000000 1000000) step88=$(scale 1000000 100000)
-	iters=$(scale 1500 120) want_mib=$(scale 500 30)
+	iters=$(scale 2400 120) want_mib=$(scale 800 30)
 fi
 seed=${SIW_DATACHECK_SEED:-$((RANDOM * 32768 + RANDOM))}
 port=18620
