@@ -96,7 +96,7 @@ static struct siw_mr *siw_mr_new(struct siw_device *sdev, struct ib_pd *pd,
 		return ERR_PTR(-ENOMEM);
 	}
 	/* a user MR is charged to its process's memory cgroup */
-	mr = kzalloc(sizeof(*mr), type == SIW_MR_USER ? GFP_KERNEL_ACCOUNT :
+	mr = kzalloc(sizeof(*mr), type == SIW_MR_USER ? SIW_GFP_USER :
 							GFP_KERNEL);
 	if (!mr) {
 		atomic_dec(&sdev->num_mr_held);
@@ -296,7 +296,7 @@ static int siw_mr_fill_pages(struct siw_mr *mr)
 	mr->npages = ib_umem_num_pages(mr->umem);
 	/* the length is the caller's: one line on failure, not a stack */
 	mr->pages = kvmalloc_array(mr->npages, sizeof(*mr->pages),
-				   GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+				   SIW_GFP_USER | __GFP_NOWARN);
 	if (!mr->pages) {
 		siw_warn(mr->sdev, "no memory for the page list of a %lu-page MR\n",
 			 mr->npages);

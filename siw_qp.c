@@ -220,15 +220,13 @@ int siw_qp_to_rts(struct siw_qp *qp, const struct siw_llp_params *p)
 	struct siw_sq_done *done;
 
 	struct mem_cgroup *old_memcg;
-	gfp_t gfp = GFP_KERNEL | __GFP_NOWARN;
+	gfp_t gfp = qp->memcg ? SIW_GFP_USER : GFP_KERNEL | __GFP_NOWARN;
 
 	/*
 	 * A user QP's arrays are charged to its creator's memory cgroup,
 	 * also when the CM's work item (the active side) gets here. A
 	 * failure is reported by the caller ("cannot enter RTS").
 	 */
-	if (qp->memcg)
-		gfp |= __GFP_ACCOUNT;
 	old_memcg = set_active_memcg(qp->memcg);
 	irq = kvcalloc(ird, sizeof(*irq), gfp);
 	orq = kvcalloc(ord, sizeof(*orq), gfp);

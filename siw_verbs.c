@@ -382,7 +382,7 @@ static int siw_mmap_insert(struct siw_ucontext *uctx, void *addr,
 	struct siw_mmap_entry *e;
 	int rv;
 
-	e = kzalloc(sizeof(*e), GFP_KERNEL_ACCOUNT);
+	e = kzalloc(sizeof(*e), SIW_GFP_USER);
 	if (!e)
 		return -ENOMEM;
 	e->addr = addr;
@@ -420,8 +420,8 @@ static void *siw_ring_alloc(struct siw_device *sdev,
 	void *ring;
 
 	/* a user object's ring is charged to its process's memory cgroup */
-	ring = __vmalloc(PAGE_ALIGN(size), GFP_KERNEL | __GFP_ZERO |
-			 __GFP_NOWARN | (uctx ? __GFP_ACCOUNT : 0));
+	ring = __vmalloc(PAGE_ALIGN(size), __GFP_ZERO | (uctx ? SIW_GFP_USER :
+					GFP_KERNEL | __GFP_NOWARN));
 	if (!ring) {
 		siw_warn(sdev, "no memory for a %zu-byte ring\n", size);
 		return NULL;

@@ -32,8 +32,8 @@ MODULE_PARM_DESC(zcopy_min,
 
 int siw_zc_ctx_create(struct siw_qp *qp)
 {
-	struct siw_zc_ctx *ctx = kzalloc(sizeof(*ctx), qp->user ?
-					 GFP_KERNEL_ACCOUNT : GFP_KERNEL);
+	struct siw_zc_ctx *ctx = kzalloc(sizeof(*ctx), qp->user ? SIW_GFP_USER :
+								  GFP_KERNEL);
 
 	if (!ctx)
 		return -ENOMEM;

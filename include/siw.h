@@ -50,6 +50,13 @@
 #define SIW_MAX_CONTEXT		(16 * 1024)
 
 /* STag = 24 bit index | 8 bit key (consumer owned part) */
+/*
+ * Memory allocated on behalf of a user's object: charged to its memory
+ * cgroup, and at the cgroup's limit the verb fails with ENOMEM instead of
+ * the cgroup's OOM killer picking a process (__GFP_RETRY_MAYFAIL).
+ */
+#define SIW_GFP_USER	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
+
 #define SIW_STAG_KEY_MASK	0xffU
 #define SIW_STAG_IDX_SHIFT	8
 #define SIW_STAG_IDX_MAX	0x00ffffffU
