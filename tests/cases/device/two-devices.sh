@@ -84,11 +84,15 @@ dc_wait() { # NAME: both ends passed
 # 1. both pairs at once
 iters=$(scale 80 30) max=$(scale 524288 131072)
 snap
-dc pairA pa 10.91.0.2 hst 18940 "$iters" "$max"
+# pair A runs three times as long; pair B starts once A's QP is up, and A
+# must still be running when B's QP is up: the two overlapped
+qp_on() { rdma res show qp | grep -q "link $1/1 .*comm siw_datacheck"; }
+dc pairA pa 10.91.0.2 hst 18940 "$((3 * iters))" "$max"
+wait_for 60 qp_on siwa || fail "pair A's QP did not appear on siwa: $(rdma res show qp)"
 dc pairB pb 10.92.0.2 hst 18941 "$iters" "$max"
-# both run at the same time: each pair's QP exists while the other's does
-both() { rdma res show qp | grep -q 'link siwa/1 .*comm siw_datacheck' && rdma res show qp | grep -q 'link siwb/1 .*comm siw_datacheck'; }
-wait_for 60 both || fail "the two transfers did not overlap: $(rdma res show qp)"
+wait_for 60 qp_on siwb || fail "pair B's QP did not appear on siwb: $(rdma res show qp)"
+# shellcheck disable=SC2154 # set by dc, through eval
+kill -0 "$pairA_cli" 2>/dev/null || fail "pair A ended before pair B started: no overlap (make A longer)"
 dc_wait pairA
 dc_wait pairB
 ga=$(grew siwa) gb=$(grew siwb) gpa=$(grew siwpa) gpb=$(grew siwpb)
