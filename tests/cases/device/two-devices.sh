@@ -60,15 +60,20 @@ declare -A b0=()
 snap() { local d; for d in siwa siwb siwpa siwpb; do b0[$d]=$(($(tx "$d") + $(rx "$d"))); done; }
 grew() { echo $(($(tx "$1") + $(rx "$1") - b0[$1])); }
 
-# dc NAME SRV_NS SRV_IP CLI_NS PORT ITERS MAX: a data-check in the background
-dc() {
-	local name=$1 sns=$2 sip=$3 cns=$4 port=$5 n=$6 max=$7
+# dc_srv NAME SRV_NS SRV_IP PORT, dc_cli NAME SRV_IP CLI_NS PORT ITERS MAX:
+# the two ends of a data-check, in the background; dc: both
+dc_srv() {
+	local name=$1 sns=$2 sip=$3 port=$4
 	bg "$name.srv" ip netns exec "$sns" "$BIN/siw_datacheck" -s -b "$sip" -p "$port" -t 60
 	eval "${name}_srv=$BG_PID"
 	wait_log "$TMPD/$name.srv.log" '^# listening' 20 || { show "$name.srv"; fail "$name: server did not start"; }
+}
+dc_cli() {
+	local name=$1 sip=$2 cns=$3 port=$4 n=$5 max=$6
 	bg "$name.cli" ip netns exec "$cns" "$BIN/siw_datacheck" -c "$sip" -p "$port" -n "$n" -S "$port" -m "$max" -t 60
 	eval "${name}_cli=$BG_PID"
 }
+dc() { dc_srv "$1" "$2" "$3" "$5"; dc_cli "$1" "$3" "$4" "$5" "$6" "$7"; }
 dc_wait() { # NAME: both ends passed
 	local name=$1 p rc
 	for p in cli srv; do
@@ -84,12 +89,14 @@ dc_wait() { # NAME: both ends passed
 # 1. both pairs at once
 iters=$(scale 80 30) max=$(scale 524288 131072)
 snap
-# pair A runs three times as long; pair B starts once A's QP is up, and A
+# pair A runs five times as long; pair B starts once A's QP is up, and A
 # must still be running when B's QP is up: the two overlapped
 qp_on() { rdma res show qp | grep -q "link $1/1 .*comm siw_datacheck"; }
-dc pairA pa 10.91.0.2 hst 18940 "$((3 * iters))" "$max"
+dc_srv pairA pa 10.91.0.2 18940
+dc_srv pairB pb 10.92.0.2 18941
+dc_cli pairA 10.91.0.2 hst 18940 "$((5 * iters))" "$max"
 wait_for 60 qp_on siwa || fail "pair A's QP did not appear on siwa: $(rdma res show qp)"
-dc pairB pb 10.92.0.2 hst 18941 "$iters" "$max"
+dc_cli pairB 10.92.0.2 hst 18941 "$iters" "$max"
 wait_for 60 qp_on siwb || fail "pair B's QP did not appear on siwb: $(rdma res show qp)"
 # shellcheck disable=SC2154 # set by dc, through eval
 kill -0 "$pairA_cli" 2>/dev/null || fail "pair A ended before pair B started: no overlap (make A longer)"
