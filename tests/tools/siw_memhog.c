@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <unistd.h>
 #include <sys/mman.h>
@@ -36,38 +37,48 @@
 #define MIB (1024L * 1024)
 
 static char cg_current[600];
+static int cg_fd = -1, meminfo_fd = -1;
+
+/*
+ * The counters are read through descriptors opened at the start into a
+ * static buffer: at the cgroup's limit a new allocation or a page fault
+ * of this process would be charged and could wake the OOM killer.
+ */
+static char rdbuf[4096];
+
+static const char *read_fd(int fd)
+{
+	ssize_t n = pread(fd, rdbuf, sizeof(rdbuf) - 1, 0);
+
+	if (n < 0)
+		return NULL;
+	rdbuf[n] = 0;
+	return rdbuf;
+}
 
 /* memory.current of this process's cgroup, in bytes; -1 if none */
 static long cg_now(void)
 {
-	FILE *f = fopen(cg_current, "r");
-	long v = -1;
+	const char *t;
 
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	if (cg_fd < 0)
+		cg_fd = open(cg_current, O_RDONLY);
+	t = cg_fd < 0 ? NULL : read_fd(cg_fd);
+	return t ? strtol(t, NULL, 10) : -1;
 }
 
 /* MemTotal - MemAvailable, in bytes */
 static long sys_used(void)
 {
-	FILE *f = fopen("/proc/meminfo", "r");
-	char line[128];
-	long tot = -1, avail = -1, v;
+	const char *t, *a;
+	long tot, avail;
 
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "MemTotal: %ld kB", &v) == 1)
-			tot = v;
-		else if (sscanf(line, "MemAvailable: %ld kB", &v) == 1)
-			avail = v;
-	}
-	fclose(f);
-	if (tot < 0 || avail < 0)
+	if (meminfo_fd < 0)
+		meminfo_fd = open("/proc/meminfo", O_RDONLY);
+	t = meminfo_fd < 0 ? NULL : read_fd(meminfo_fd);
+	a = t ? strstr(t, "MemAvailable:") : NULL;
+	if (!a || sscanf(t, "MemTotal: %ld kB", &tot) != 1 ||
+	    sscanf(a, "MemAvailable: %ld kB", &avail) != 1)
 		return -1;
 	return (tot - avail) * 1024;
 }
@@ -185,6 +196,10 @@ int main(int argc, char **argv)
 		NOTE("MR buffer %ld MiB, of it in huge pages: %ld KiB", bufsz / MIB, thp_kib());
 	}
 	NOTE("memhog kind=%s dev=%s cgroup file %s", kind, dev, cg_current);
+	/* what this process needs stays resident: no fault at the limit */
+	if (mlockall(MCL_CURRENT | MCL_FUTURE))
+		DIE("mlockall: %s", strerror(errno));
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	usleep(200000);
 	used0 = sys_used();
 	cg0 = cg_now();
