@@ -141,6 +141,7 @@ void siw_cm_flush(void)
 	for (i = 0; i < SIW_CM_NWQ; i++)
 		flush_workqueue(siw_cm_wqs[i]);
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_cm_flush);
 
 static const char * const siw_cep_state_name[] = {
 	[SIW_CEP_IDLE] = "IDLE",
@@ -1503,6 +1504,7 @@ void siw_cep_kick_all(struct net *net, int ev)
 	}
 	rcu_read_unlock();
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_cep_kick_all);
 
 static void siw_cm_wq_destroy(void)
 {

@@ -237,7 +237,29 @@ static u32 siw_next_key(struct siw_device *sdev)
 	return (u32)atomic_inc_return(&sdev->key_seq) & SIW_STAG_KEY_MASK;
 }
 
-/* Unpublish and drop the table's reference. */
+/*
+ * The last put in process context (deregistration): the pages are
+ * unpinned now, so the process's locked-memory budget is back when
+ * ib_dereg_mr() returns; the rest goes after a grace period, as
+ * lookups may still look at the object.
+ */
+static void siw_mr_release_now(struct kref *ref)
+{
+	struct siw_mr *mr = container_of(ref, struct siw_mr, ref);
+
+	if (mr->umem)
+		ib_umem_release(mr->umem);
+	mr->umem = NULL;
+	kvfree(mr->pages);
+	mr->pages = NULL;
+	siw_mr_release(ref);
+}
+
+/*
+ * Unpublish and drop the table's reference; process context. An MR a
+ * work request or placement in flight still holds is freed by its last
+ * user instead (siw_mr_put()).
+ */
 static void siw_mr_retire(struct siw_mr *mr)
 {
 	unsigned long flags;
@@ -250,7 +272,8 @@ static void siw_mr_retire(struct siw_mr *mr)
 	spin_unlock_irqrestore(&mr->lock, flags);
 	xa_erase(&mr->sdev->mr_xa, siw_stag_index(mr->stag));
 	siw_mr_unhold(mr);
-	siw_mr_put(mr);
+	might_sleep();
+	kref_put(&mr->ref, siw_mr_release_now);
 }
 
 /**

@@ -11,6 +11,7 @@
  * every event.
  */
 #include <kunit/test.h>
+#include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/delay.h>
 #include <linux/in.h>
@@ -553,6 +554,65 @@ static void siw_test_cep_passive_peer_gone(struct kunit *test)
 	cmt_expect_dropped(t);
 }
 
+/*
+ * siw_cep_kick_all() while endpoints lose their last other reference:
+ * the walk's own reference is then the last, and its put frees the
+ * endpoint, which unlinks it under siw_ceps_lock. The walk must not hold
+ * that lock (it did: a self-deadlock at namespace exit and rmmod).
+ */
+struct cmt_churn {
+	struct siw_device *sdev;
+	atomic_t stop;
+	unsigned long done;
+};
+
+static int cmt_churner(void *data)
+{
+	struct cmt_churn *c = data;
+	struct siw_cep *cep;
+
+	while (!atomic_read(&c->stop)) {
+		cep = siw_cep_alloc(c->sdev);
+		if (IS_ERR(cep))
+			break;
+		/* no connection: give the device reference back ourselves */
+		cep->dev_ref = false;
+		ib_device_put(&c->sdev->base);
+		siw_cep_put(cep);
+		c->done++;
+		if (!(c->done & 15))
+			cond_resched();
+	}
+	while (!kthread_should_stop())
+		schedule_timeout_interruptible(1);
+	return 0;
+}
+
+static void siw_test_cep_kick_all_last_put(struct kunit *test)
+{
+	struct cmt *t = cmt_new(test);
+	struct cmt_churn *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+	unsigned long kicks = 0, t0 = jiffies;
+	struct task_struct *k;
+
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	c->sdev = t->sdev;
+	k = kthread_run(cmt_churner, c, "siw_kunit_churn");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(k));
+	while (time_before(jiffies, t0 + 5 * HZ)) {
+		siw_cep_kick_all(&init_net, SIW_EV_SOCK);
+		kicks++;
+		cond_resched();
+	}
+	atomic_set(&c->stop, 1);
+	kthread_stop(k);
+	siw_cm_flush();
+	kunit_info(test, "%lu walks, %lu endpoints made and dropped", kicks,
+		   c->done);
+	KUNIT_EXPECT_GT(test, c->done, 0UL);
+	KUNIT_EXPECT_GT(test, kicks, 0UL);
+}
+
 static struct kunit_case siw_cm_cases[] = {
 	KUNIT_CASE(siw_test_cep_active_reject),
 	KUNIT_CASE(siw_test_cep_active_bad_reply),
@@ -562,6 +622,7 @@ static struct kunit_case siw_cm_cases[] = {
 	KUNIT_CASE(siw_test_cep_kill_then_ignore),
 	KUNIT_CASE(siw_test_cep_passive_refuse),
 	KUNIT_CASE(siw_test_cep_passive_rev2_plain),
+	KUNIT_CASE(siw_test_cep_kick_all_last_put),
 	KUNIT_CASE(siw_test_cep_passive_timeout),
 	KUNIT_CASE(siw_test_cep_passive_peer_gone),
 	{}
