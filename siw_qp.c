@@ -1083,6 +1083,7 @@ int siw_rqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe)
 {
 	return siw_rqe_take(qp, wqe, false);
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_rqe_fetch);
 
 /**
  * siw_wqe_resolve - look up and check the local MRs of a WQE's SGL
@@ -1197,6 +1198,7 @@ void siw_qp_flush_rq(struct siw_qp *qp)
 			break;
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_qp_flush_rq);
 
 /**
  * siw_qp_flush - complete the queued work of a QP in ERROR
@@ -1213,6 +1215,7 @@ void siw_qp_flush(struct siw_qp *qp)
 	siw_qp_flush_rq(qp);
 	siw_qp_wake_tx(qp);
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_qp_flush);
 
 /* ------------------------------------------------- observability */
 

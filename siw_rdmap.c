@@ -696,13 +696,13 @@ static enum ib_wc_status siw_term_wc_status(u32 ctrl)
 }
 
 /*
- * The MSN of the Read Request a Terminate names: its copy of the
- * terminated segment's DDP header (D bit) is an untagged header on the
- * Read Request queue. With the M bit the segment's length (the MPA
- * length field) comes first (RFC 5040 4.8). Return: false if it names
- * none.
+ * Which of our Reads a Terminate names. Its copy of the terminated
+ * segment's DDP header (D bit) names a Read Request by its MSN on the
+ * Read Request queue; with the M bit the segment's length (the MPA
+ * length field) comes first (RFC 5040 4.8). Return: 1 with *@msn set,
+ * 0 if the copy names another message, -1 if there is no copy.
  */
-static bool siw_term_rreq_msn(struct siw_qp *qp, u32 ctrl, u32 *msn)
+static int siw_term_rreq_msn(struct siw_qp *qp, u32 ctrl, u32 *msn)
 {
 	struct iwarp_untagged_hdr h = {};
 	const u32 at = sizeof(struct iwarp_terminate);
@@ -710,41 +710,49 @@ static bool siw_term_rreq_msn(struct siw_qp *qp, u32 ctrl, u32 *msn)
 	u32 copy = sizeof(h) - skip;
 
 	if (!(ctrl & TERM_FLAG_D) || qp->rx.hdr_have < at + copy)
-		return false;
+		return -1;
 	memcpy((u8 *)&h + skip, qp->rx.hdr + at, copy);
 	if (iwarp_tagged(&h.ctrl) || iwarp_opcode(&h.ctrl) != RDMAP_READ_REQ ||
 	    be32_to_cpu(h.qn) != DDP_QN_READ_REQ)
-		return false;
+		return 0;
 	*msn = be32_to_cpu(h.msn);
-	return true;
+	return 1;
 }
 
 /*
- * The peer terminated: the Read of ours it names completes with the
- * reason, the Reads before it with a flush error (completions stay in
- * order); the rest are flushed as the QP goes to ERROR. A Terminate
- * that names none of our Reads fails none of them in particular.
+ * The peer terminated. The Read of ours its header copy names completes
+ * with the reason, the Reads before it with a flush error (completions
+ * stay in order); a copy naming another message fails no Read in
+ * particular; without a copy the oldest Read, the one the peer works on,
+ * gets the reason. The rest are flushed as the QP goes to ERROR.
  */
 static void siw_rx_term_read(struct siw_qp *qp, u32 ctrl)
 {
 	struct siw_wqe *cur = &qp->rx.rdmap.rresp;
+	enum ib_wc_status why = siw_term_wc_status(ctrl);
 	struct siw_wqe w;
 	u32 msn;
+	int named = siw_term_rreq_msn(qp, ctrl, &msn);
 
-	if (!siw_term_rreq_msn(qp, ctrl, &msn))
+	if (!named)
 		return;
 	if (cur->active) {
 		/* its response is arriving: it is the oldest */
-		siw_sq_read_done(qp, cur, cur->rreq_msn == msn ?
-				 siw_term_wc_status(ctrl) : IB_WC_WR_FLUSH_ERR,
+		bool hit = named < 0 || cur->rreq_msn == msn;
+
+		siw_sq_read_done(qp, cur, hit ? why : IB_WC_WR_FLUSH_ERR,
 				 cur->done);
-		if (cur->rreq_msn == msn)
+		if (hit)
 			return;
+	} else if (named < 0) {
+		if (siw_orq_pop(qp, &w))
+			siw_sq_read_done(qp, &w, why, 0);
+		return;
 	}
 	while (siw_orq_pop_before(qp, &w, msn))
 		siw_sq_read_done(qp, &w, IB_WC_WR_FLUSH_ERR, 0);
 	if (siw_orq_pop_before(qp, &w, msn + 1))
-		siw_sq_read_done(qp, &w, siw_term_wc_status(ctrl), 0);
+		siw_sq_read_done(qp, &w, why, 0);
 }
 
 static int siw_rx_terminate(struct siw_qp *qp)
