@@ -1537,7 +1537,8 @@ int siw_cm_init(void)
 		if (!siw_cm_wqs[i])
 			goto nomem;
 	}
-	siw_listen_wq = alloc_workqueue("siw_listen", WQ_MEM_RECLAIM, 0);
+	siw_listen_wq = alloc_workqueue("siw_listen",
+					WQ_MEM_RECLAIM | SIW_WQ_PERCPU, 0);
 	if (!siw_listen_wq)
 		goto nomem;
 	rv = siw_listen_init();

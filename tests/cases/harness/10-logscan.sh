@@ -82,6 +82,7 @@ cat >"$d/clean.log" <<'LOG'
 [    0.000000] Kernel command line: console=ttyS0 panic=-1 rcupdate.rcu_cpu_stall_timeout=300
 [    0.100000] kmemleak: Kernel memory leak detector initialized (mem pool available: 15719)
 [    0.150000] kmemleak: Automatic memory scanning thread started
+[    0.160000] kmemleak: Cannot allocate a scan area, scanning the full object
 [    0.200000] kasan: KernelAddressSanitizer initialized (generic)
 [    0.300000] ODEBUG: selftest passed
 [    1.000000] siw: some info line
