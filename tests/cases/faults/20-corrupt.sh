@@ -9,7 +9,7 @@
 # both ends with no corrupted byte reaching a completion; FPDUs of MSS
 # size are checked before any byte is placed (rx_crc_late stays). Without CRC
 # iWARP has nothing left to catch it: the same run shows what then
-# reaches the application (reported; the README says so).
+# reaches the application (reported; docs/reliability.md says so).
 # timeout: 600
 # timeout-debug: 1800
 source "$(dirname "$0")/../../lib/lib.sh"
