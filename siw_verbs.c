@@ -6,7 +6,7 @@
  * space rings are mapped into the process through rdma_user_mmap
  * entries. Producers fill an element and set SIW_WQE_VALID last; the
  * consumer owns the element until it clears VALID again. The data path
- * (siw_qp.c) consumes; this file only produces for kernel consumers and
+ * (siw_queue.c) consumes; this file only produces for kernel consumers and
  * sets the rings up.
  */
 

@@ -9,7 +9,7 @@
  * the original bytes until they are acknowledged (with CRC on, changed
  * bytes would also fail the peer's CRC check).
  *
- * Completions keep posting order (siw_qp.c): a completion due after a
+ * Completions keep posting order (siw_cq.c): a completion due after a
  * zero-copy message waits until that message is released.
  */
 #include <linux/module.h>

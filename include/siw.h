@@ -736,7 +736,7 @@ struct siw_llp_params {
 	bool rtr_wait;
 };
 
-/* siw_qp.c: QP object and state, work queue rings, completions */
+/* siw_qp.c: the QP object, its state machine, TX work scheduling */
 void siw_qp_get(struct siw_qp *qp);
 void siw_qp_put(struct siw_qp *qp);
 struct siw_qp *siw_qp_lookup(struct siw_device *sdev, u32 id);
@@ -746,13 +746,10 @@ void siw_qp_free(struct siw_qp *qp);
 int siw_qp_to_rts(struct siw_qp *qp, const struct siw_llp_params *p);
 void siw_qp_to_error(struct siw_qp *qp);
 enum siw_qp_state siw_qp_set_state_error(struct siw_qp *qp);
+void siw_qp_error_async(struct siw_qp *qp, enum siw_qp_state old);
 void siw_qp_llp_detach(struct siw_qp *qp);
 void siw_qp_close_graceful(struct siw_qp *qp);
 void siw_qp_sq_drained(struct siw_qp *qp);
-void siw_qp_flush(struct siw_qp *qp);
-void siw_qp_flush_orq(struct siw_qp *qp);
-void siw_qp_flush_sq(struct siw_qp *qp);
-void siw_qp_flush_rq(struct siw_qp *qp);
 void siw_qp_schedule_tx(struct siw_qp *qp);
 void siw_qp_schedule_tx_near(struct siw_qp *qp);
 void siw_qp_tx_unblock(struct siw_qp *qp);
@@ -760,10 +757,34 @@ void siw_qp_wake_tx(struct siw_qp *qp);
 void siw_qp_event(struct siw_qp *qp, enum ib_event_type type);
 enum ib_qp_state siw_qp_ib_state(const struct siw_qp *qp);
 int siw_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
-int siw_sqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe, bool flush);
+int siw_qp_wq_init(void);
+void siw_qp_wq_exit(void);
+
+/*
+ * siw_queue.c: the work queues. The engines take work requests off the
+ * SQ (the transmitter), the RQ or SRQ and the ORQ (the RX engine); a QP
+ * in ERROR has them flushed.
+ */
+int siw_sqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe);
 int siw_rqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe);
-int siw_wqe_resolve(struct siw_qp *qp, struct siw_wqe *wqe, bool recv);
 void siw_wqe_release(struct siw_wqe *wqe);
+bool siw_orq_pop(struct siw_qp *qp, struct siw_wqe *w);
+bool siw_orq_pop_before(struct siw_qp *qp, struct siw_wqe *w, u32 msn);
+void siw_qp_flush(struct siw_qp *qp);
+void siw_qp_flush_orq(struct siw_qp *qp);
+void siw_qp_flush_sq(struct siw_qp *qp);
+void siw_qp_flush_rq(struct siw_qp *qp);
+
+/*
+ * siw_cq.c: completions into the CQ (notification, overflow); send
+ * queue completions in posting order.
+ */
+int siw_cqe_add(struct siw_cq *cq, const struct siw_sqe *sqe, u8 opcode,
+		u32 bytes, enum ib_wc_status status, bool solicited,
+		u32 inval_stag, struct siw_qp *qp);
+void siw_wqe_complete(struct siw_qp *qp, struct siw_wqe *wqe,
+		      enum ib_wc_status status, bool recv, u32 bytes,
+		      u32 inval_stag, bool solicited);
 void siw_sq_complete(struct siw_qp *qp, struct siw_wqe *wqe,
 		     enum ib_wc_status status, u32 bytes);
 void siw_sq_done_report(struct siw_qp *qp);
@@ -771,13 +792,6 @@ void siw_sq_done_flush(struct siw_qp *qp);
 void siw_sq_read_issue(struct siw_qp *qp, struct siw_wqe *wqe);
 void siw_sq_read_done(struct siw_qp *qp, struct siw_wqe *wqe,
 		      enum ib_wc_status status, u32 bytes);
-void siw_wqe_complete(struct siw_qp *qp, struct siw_wqe *wqe,
-		      enum ib_wc_status status, bool recv, u32 bytes,
-		      u32 inval_stag, bool solicited);
-bool siw_orq_pop(struct siw_qp *qp, struct siw_wqe *w);
-bool siw_orq_pop_before(struct siw_qp *qp, struct siw_wqe *w, u32 msn);
-int siw_qp_wq_init(void);
-void siw_qp_wq_exit(void);
 
 /*
  * siw_tx.c: the transmit engine, the one owner of a QP's transmit state.
