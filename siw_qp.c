@@ -38,11 +38,17 @@ struct siw_qp *siw_qp_lookup(struct siw_device *sdev, u32 id)
 {
 	struct siw_qp *qp;
 
-	rcu_read_lock();
+	/*
+	 * Under the xarray's lock, not RCU: ib_core frees the QP with kfree()
+	 * right after siw_destroy_qp(), with no grace period after our
+	 * xa_erase(), so a pointer loaded before the erase must not be
+	 * touched after it. The erase waits for this lock.
+	 */
+	xa_lock(&sdev->qp_xa);
 	qp = xa_load(&sdev->qp_xa, id);
 	if (qp && !kref_get_unless_zero(&qp->ref))
 		qp = NULL;
-	rcu_read_unlock();
+	xa_unlock(&sdev->qp_xa);
 	return qp;
 }
 

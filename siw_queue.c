@@ -162,26 +162,34 @@ static int siw_sqe_take(struct siw_qp *qp, struct siw_wqe *wqe, bool flush)
 	return rv;
 }
 
-static void siw_srq_limit_check(struct siw_srq *srq)
+static bool siw_srq_limit_check(struct siw_srq *srq)
 {
 	struct siw_rqe *next;
 
 	if (!srq->armed || !srq->limit)
-		return;
+		return false;
 	/* fewer than limit posted if the limit-th next slot is empty */
 	next = &srq->queue[(srq->get + srq->limit - 1) % srq->num_rqe];
 	if (READ_ONCE(next->flags) & SIW_WQE_VALID)
-		return;
+		return false;
 	srq->armed = false;
-	if (srq->base.event_handler) {
-		struct ib_event ev = {
-			.device = srq->base.device,
-			.element.srq = &srq->base,
-			.event = IB_EVENT_SRQ_LIMIT_REACHED,
-		};
+	return true;
+}
 
+/*
+ * Raised after srq->lock is dropped: the consumer's handler may query or
+ * re-arm the SRQ (ib_query_srq(), ib_modify_srq() take that lock).
+ */
+static void siw_srq_limit_event(struct siw_srq *srq)
+{
+	struct ib_event ev = {
+		.device = srq->base.device,
+		.element.srq = &srq->base,
+		.event = IB_EVENT_SRQ_LIMIT_REACHED,
+	};
+
+	if (srq->base.event_handler)
 		srq->base.event_handler(&ev, srq->base.srq_context);
-	}
 }
 
 /**
@@ -206,6 +214,7 @@ static int siw_rqe_take(struct siw_qp *qp, struct siw_wqe *wqe, bool flush)
 	unsigned long flags;
 	spinlock_t *lock;	/* RQ's or SRQ's consumer lock */
 	u32 *get, n, max_sge;
+	bool limit = false;
 	u64 total = 0;
 	int i;
 
@@ -250,8 +259,10 @@ static int siw_rqe_take(struct siw_qp *qp, struct siw_wqe *wqe, bool flush)
 	if (!flush)
 		WRITE_ONCE(wqe->active, true);
 	if (srq)
-		siw_srq_limit_check(srq);
+		limit = siw_srq_limit_check(srq);
 	spin_unlock_irqrestore(lock, flags);
+	if (limit)
+		siw_srq_limit_event(srq);
 
 	memset(wqe->mr, 0, sizeof(wqe->mr));
 	wqe->done = 0;

@@ -242,7 +242,14 @@ static void siw_test_fast_reg_checks(struct kunit *test)
 
 /* ------------------------------------------- completion notification */
 
+/*
+ * Up to a million completions or 30 s, whichever comes first: the debug
+ * kernel under TCG does about 8000 a second, so the default run's KUnit
+ * stays short and still sleeps (and re-arms) thousands of times.
+ */
 #define SECT_NOTIFY_N	1000000
+#define SECT_NOTIFY_SECS	30
+#define SECT_NOTIFY_MIN	10000
 #define SECT_NOTIFY_CQE	64
 
 struct sect_notify {
@@ -296,6 +303,7 @@ static void siw_test_cq_notify_race(struct kunit *test)
 	struct sect_notify *n = kunit_kzalloc(test, sizeof(*n), GFP_KERNEL);
 	enum ib_cq_notify_flags arm = IB_CQ_NEXT_COMP |
 				      IB_CQ_REPORT_MISSED_EVENTS;
+	unsigned long deadline = jiffies + SECT_NOTIFY_SECS * HZ;
 	struct task_struct *prod;
 	u32 got = 0, sleeps = 0, lost = 0;
 	struct ib_wc wc[16];
@@ -314,7 +322,7 @@ static void siw_test_cq_notify_race(struct kunit *test)
 	kthread_bind(prod, cpumask_last(cpu_online_mask));
 	wake_up_process(prod);
 
-	while (got < SECT_NOTIFY_N) {
+	while (got < SECT_NOTIFY_N && time_before(jiffies, deadline)) {
 		k = siw_poll_cq(&t->cq->base, ARRAY_SIZE(wc), wc);
 		for (i = 0; i < k; i++) {
 			if (wc[i].wr_id != got || wc[i].status != IB_WC_SUCCESS)
@@ -355,7 +363,8 @@ static void siw_test_cq_notify_race(struct kunit *test)
 	kthread_stop(prod);
 	kunit_info(test, "%u completions, %u sleeps, %u lost", got, sleeps,
 		   lost);
-	KUNIT_EXPECT_EQ(test, got, (u32)SECT_NOTIFY_N);
+	KUNIT_EXPECT_GE(test, got, (u32)SECT_NOTIFY_MIN);
+	KUNIT_EXPECT_GT(test, sleeps, 0U);
 	KUNIT_EXPECT_EQ(test, siw_kunit_stat(t->sdev, SIW_STAT_CQ_OVERFLOW),
 			0ULL);
 }
