@@ -366,7 +366,7 @@ void lb_pair_destroy(struct lb_pair *lp)
 	double end = now_s() + 1.0;
 	int disc = 0;
 
-	while (disc < 2 && (ev = cm_wait(lp->ch, end - now_s()))) {
+	while (lp->ch && disc < 2 && (ev = cm_wait(lp->ch, end - now_s()))) {
 		if (ev->event == RDMA_CM_EVENT_DISCONNECTED)
 			disc++;
 		rdma_ack_cm_event(ev);
