@@ -175,7 +175,6 @@ static void cmt_exit(void *data)
 		sock_release(t->spare);
 	if (t->lsock)
 		sock_release(t->lsock);
-	free_percpu(t->sdev->stats);
 }
 
 static struct cmt *cmt_new(struct kunit *test)
@@ -191,14 +190,11 @@ static struct cmt *cmt_new(struct kunit *test)
 	t->id.add_ref = cmt_add_ref;
 	t->id.rem_ref = cmt_rem_ref;
 
-	t->sdev = kunit_kzalloc(test, sizeof(*t->sdev), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, t->sdev);
+	t->sdev = siw_kunit_sdev(test);
 	t->sdev->base.dev.init_name = "siw_kunit_cm";
 	refcount_set(&t->sdev->base.refcount, 1);
 	init_completion(&t->sdev->base.unreg_completion);
 	t->sdev->netdev = init_net.loopback_dev;
-	t->sdev->stats = alloc_percpu(struct siw_stats);
-	KUNIT_ASSERT_TRUE(test, !!t->sdev->stats);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, cmt_exit, t),
 			0);
 

@@ -507,16 +507,6 @@ struct rxt {
 	u32 len;
 };
 
-static void rxt_tx_work(struct work_struct *w)
-{
-	siw_qp_put(container_of(w, struct siw_qp, tx_work));
-}
-
-static void rxt_tx_work_near(struct work_struct *w)
-{
-	siw_qp_put(container_of(w, struct siw_qp, tx_work_near));
-}
-
 static void rxt_exit(void *data)
 {
 	struct rxt *t = data;
@@ -526,33 +516,24 @@ static void rxt_exit(void *data)
 	kfree_skb(t->qp->rx.stage);
 	xa_erase(&t->sdev->qp_xa, t->qp->id);
 	xa_erase(&t->sdev->mr_xa, RXT_STAG >> 8);
-	free_percpu(t->sdev->stats);
 }
 
 static struct rxt *rxt_new(struct kunit *test, bool crc)
 {
 	struct rxt *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
 	struct siw_qp *qp;
-	struct siw_cq *cq;
 
 	KUNIT_ASSERT_NOT_NULL(test, t);
-	t->sdev = kunit_kzalloc(test, sizeof(*t->sdev), GFP_KERNEL);
-	t->qp = kunit_kzalloc(test, sizeof(*t->qp), GFP_KERNEL);
-	t->cq = kunit_kzalloc(test, sizeof(*t->cq), GFP_KERNEL);
+	t->sdev = siw_kunit_sdev(test);
 	t->mr = kunit_kzalloc(test, sizeof(*t->mr), GFP_KERNEL);
 	t->pd = kunit_kzalloc(test, sizeof(*t->pd), GFP_KERNEL);
 	t->mem = kunit_kzalloc(test, RXT_BUF + 2 * RXT_GUARD, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, t->sdev);
-	KUNIT_ASSERT_NOT_NULL(test, t->qp);
-	KUNIT_ASSERT_NOT_NULL(test, t->cq);
 	KUNIT_ASSERT_NOT_NULL(test, t->mr);
 	KUNIT_ASSERT_NOT_NULL(test, t->pd);
 	KUNIT_ASSERT_NOT_NULL(test, t->mem);
 	memset(t->mem, 0x5a, RXT_BUF + 2 * RXT_GUARD);
 	t->buf = t->mem + RXT_GUARD;
 
-	t->sdev->stats = alloc_percpu(struct siw_stats);
-	KUNIT_ASSERT_TRUE(test, !!t->sdev->stats);
 	xa_init(&t->sdev->mr_xa);
 
 	/* the table's reference is never dropped: the test owns the MR */
@@ -569,23 +550,9 @@ static struct rxt *rxt_new(struct kunit *test, bool crc)
 			xa_err(xa_store(&t->sdev->mr_xa, RXT_STAG >> 8, t->mr,
 					GFP_KERNEL)), 0);
 
-	cq = t->cq;
-	spin_lock_init(&cq->lock);
-	cq->num_cqe = 8;
-	cq->queue = kunit_kcalloc(test, cq->num_cqe, sizeof(*cq->queue),
-				  GFP_KERNEL);
-	cq->ctrl = kunit_kzalloc(test, sizeof(*cq->ctrl), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, cq->queue);
-	KUNIT_ASSERT_NOT_NULL(test, cq->ctrl);
-
+	t->cq = siw_kunit_cq(test, 8);
+	t->qp = siw_kunit_qp(test, t->sdev, t->pd, t->cq);
 	qp = t->qp;
-	xa_init_flags(&t->sdev->qp_xa, XA_FLAGS_ALLOC1);
-	KUNIT_ASSERT_EQ(test, siw_qp_init(qp, t->sdev), 0);
-	qp->pd = t->pd;
-	qp->rcq = cq;
-	qp->scq = cq;
-	INIT_WORK(&qp->tx_work, rxt_tx_work);
-	INIT_WORK(&qp->tx_work_near, rxt_tx_work_near);
 	qp->attrs.rq_size = 4;
 	qp->attrs.rq_max_sges = 2;
 	qp->attrs.ird = 2;
@@ -593,7 +560,6 @@ static struct rxt *rxt_new(struct kunit *test, bool crc)
 	qp->attrs.crc = crc;
 	/* what rdma_cm gives a kernel QP */
 	qp->attrs.access = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
-	qp->attrs.state = SIW_QP_RTS;
 	qp->recvq = kunit_kcalloc(test, qp->attrs.rq_size,
 				  sizeof(*qp->recvq), GFP_KERNEL);
 	qp->irq = kunit_kcalloc(test, 2, sizeof(*qp->irq), GFP_KERNEL);

@@ -25,11 +25,6 @@ struct sect {
 	struct ib_pd *pd;
 };
 
-static void sect_tx_work(struct work_struct *w)
-{
-	siw_qp_put(container_of(w, struct siw_qp, tx_work));
-}
-
 static void sect_exit(void *data)
 {
 	struct sect *t = data;
@@ -37,7 +32,6 @@ static void sect_exit(void *data)
 	flush_work(&t->qp->tx_work);
 	xa_erase(&t->sdev->qp_xa, t->qp->id);
 	xa_destroy(&t->sdev->mr_xa);
-	free_percpu(t->sdev->stats);
 }
 
 /* A device, a PD, a kernel QP with an SQ and RQ of @slots, one CQ. */
@@ -45,43 +39,21 @@ static struct sect *sect_new(struct kunit *test, u32 slots, u32 cqes)
 {
 	struct sect *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
 	struct siw_qp *qp;
-	struct siw_cq *cq;
 
 	KUNIT_ASSERT_NOT_NULL(test, t);
-	t->sdev = kunit_kzalloc(test, sizeof(*t->sdev), GFP_KERNEL);
-	t->qp = kunit_kzalloc(test, sizeof(*t->qp), GFP_KERNEL);
-	t->cq = kunit_kzalloc(test, sizeof(*t->cq), GFP_KERNEL);
+	t->sdev = siw_kunit_sdev(test);
 	t->pd = kunit_kzalloc(test, sizeof(*t->pd), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, t->sdev);
-	KUNIT_ASSERT_NOT_NULL(test, t->qp);
-	KUNIT_ASSERT_NOT_NULL(test, t->cq);
 	KUNIT_ASSERT_NOT_NULL(test, t->pd);
-	t->sdev->stats = alloc_percpu(struct siw_stats);
-	KUNIT_ASSERT_TRUE(test, !!t->sdev->stats);
 	xa_init_flags(&t->sdev->mr_xa, XA_FLAGS_ALLOC1);
-	xa_init_flags(&t->sdev->qp_xa, XA_FLAGS_ALLOC1);
 	t->pd->device = &t->sdev->base;
 
-	cq = t->cq;
-	spin_lock_init(&cq->lock);
-	cq->num_cqe = cqes;
-	cq->queue = kunit_kcalloc(test, cqes, sizeof(*cq->queue), GFP_KERNEL);
-	cq->ctrl = kunit_kzalloc(test, sizeof(*cq->ctrl), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, cq->queue);
-	KUNIT_ASSERT_NOT_NULL(test, cq->ctrl);
-
+	t->cq = siw_kunit_cq(test, cqes);
+	t->qp = siw_kunit_qp(test, t->sdev, t->pd, t->cq);
 	qp = t->qp;
-	KUNIT_ASSERT_EQ(test, siw_qp_init(qp, t->sdev), 0);
-	qp->pd = t->pd;
-	qp->scq = cq;
-	qp->rcq = cq;
-	INIT_WORK(&qp->tx_work, sect_tx_work);
-	INIT_WORK(&qp->tx_work_near, sect_tx_work);
 	qp->attrs.sq_size = slots;
 	qp->attrs.rq_size = slots;
 	qp->attrs.sq_max_sges = 1;
 	qp->attrs.rq_max_sges = 1;
-	qp->attrs.state = SIW_QP_RTS;
 	qp->sendq = kunit_kcalloc(test, slots, sizeof(*qp->sendq), GFP_KERNEL);
 	qp->recvq = kunit_kcalloc(test, slots, sizeof(*qp->recvq), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, qp->sendq);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <time.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include <netdb.h>
@@ -15,6 +16,8 @@ int t_failures;
 char t_context[256];
 void (*lb_pre_cli_qp)(void);
 void (*lb_post_cli_qp)(void);
+int (*t_call_begin)(const char *name);
+void (*t_call_end)(int token);
 int t_verbose;
 
 static inline uint64_t mix64(uint64_t z)
@@ -184,22 +187,39 @@ int async_wait(struct ibv_context *ctx, struct ibv_async_event *ev, double timeo
 	}
 }
 
-int lb_pair_create(struct lb_pair *lp, const char *addr, int port,
-		   struct ibv_qp_init_attr *cap, double timeout)
+static int call_begin(const char *name)
+{
+	return t_call_begin ? t_call_begin(name) : 0;
+}
+
+static void call_end(int token)
+{
+	if (t_call_end)
+		t_call_end(token);
+}
+
+/* @expr, between the t_call_begin/t_call_end hooks */
+#define T_CALL(name, expr)                             \
+	__extension__({                                \
+		int t_tok_ = call_begin(name);         \
+		__typeof__(expr) t_ret_ = (expr);      \
+		call_end(t_tok_);                      \
+		t_ret_;                                \
+	})
+
+int lb_resolve(struct rdma_event_channel **ch, struct rdma_cm_id **lid, struct rdma_cm_id **cli,
+	       const char *addr, int port, double timeout)
 {
 	struct rdma_addrinfo hints = { 0 }, *res = NULL;
 	struct rdma_cm_event *ev;
-	struct rdma_conn_param cp = { 0 };
 	char ps[16];
-	struct ibv_qp_init_attr qa;
 
-	memset(lp, 0, sizeof(*lp));
-	lp->ch = rdma_create_event_channel();
-	if (!lp->ch)
+	*ch = rdma_create_event_channel();
+	if (!*ch || T_CALL("rdma_create_id", rdma_create_id(*ch, lid, NULL, RDMA_PS_TCP)) ||
+	    T_CALL("rdma_create_id", rdma_create_id(*ch, cli, NULL, RDMA_PS_TCP))) {
+		printf("# rdma_create_id: %s\n", strerror(errno));
 		return -1;
-	if (rdma_create_id(lp->ch, &lp->listen, NULL, RDMA_PS_TCP) ||
-	    rdma_create_id(lp->ch, &lp->cli, NULL, RDMA_PS_TCP))
-		return -1;
+	}
 	snprintf(ps, sizeof(ps), "%d", port);
 	hints.ai_flags = RAI_PASSIVE;
 	hints.ai_port_space = RDMA_PS_TCP;
@@ -207,26 +227,109 @@ int lb_pair_create(struct lb_pair *lp, const char *addr, int port,
 		printf("# rdma_getaddrinfo(%s): %s\n", addr, strerror(errno));
 		return -1;
 	}
-	if (rdma_bind_addr(lp->listen, res->ai_src_addr) || rdma_listen(lp->listen, 4)) {
-		printf("# bind/listen %s:%d: %s\n", addr, port, strerror(errno));
-		rdma_freeaddrinfo(res);
-		return -1;
-	}
-	if (rdma_resolve_addr(lp->cli, NULL, res->ai_src_addr, 2000)) {
+	if (T_CALL("rdma_bind_addr", rdma_bind_addr(*lid, res->ai_src_addr)) ||
+	    T_CALL("rdma_listen", rdma_listen(*lid, 4)) ||
+	    T_CALL("rdma_resolve_addr", rdma_resolve_addr(*cli, NULL, res->ai_src_addr, 2000))) {
+		printf("# bind/listen/resolve %s:%d: %s\n", addr, port, strerror(errno));
 		rdma_freeaddrinfo(res);
 		return -1;
 	}
 	rdma_freeaddrinfo(res);
-	ev = cm_expect(lp->ch, RDMA_CM_EVENT_ADDR_RESOLVED, timeout);
+	ev = cm_expect(*ch, RDMA_CM_EVENT_ADDR_RESOLVED, timeout);
 	if (!ev)
 		return -1;
 	rdma_ack_cm_event(ev);
-	if (rdma_resolve_route(lp->cli, 2000))
+	if (T_CALL("rdma_resolve_route", rdma_resolve_route(*cli, 2000)))
 		return -1;
-	ev = cm_expect(lp->ch, RDMA_CM_EVENT_ROUTE_RESOLVED, timeout);
+	ev = cm_expect(*ch, RDMA_CM_EVENT_ROUTE_RESOLVED, timeout);
 	if (!ev)
 		return -1;
 	rdma_ack_cm_event(ev);
+	return 0;
+}
+
+int lb_connect(struct rdma_event_channel *ch, struct rdma_cm_id *cli, struct rdma_conn_param *cp,
+	       int (*accept)(struct rdma_cm_id *srv, struct rdma_conn_param *cp, void *arg),
+	       void *arg, double timeout)
+{
+	struct rdma_cm_event *ev;
+	double end = now_s() + timeout;
+	int est = 0;
+
+	if (T_CALL("rdma_connect", rdma_connect(cli, cp))) {
+		printf("# rdma_connect: %s\n", strerror(errno));
+		return -1;
+	}
+	while (est < 2) {
+		ev = cm_wait(ch, end - now_s());
+		if (!ev) {
+			printf("# loopback connect timed out\n");
+			return -1;
+		}
+		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+			if (accept(ev->id, cp, arg)) {
+				rdma_ack_cm_event(ev);
+				return -1;
+			}
+		} else if (ev->event == RDMA_CM_EVENT_ESTABLISHED) {
+			est++;
+		} else {
+			printf("# loopback connect: unexpected %s status %d\n",
+			       rdma_event_str(ev->event), ev->status);
+			rdma_ack_cm_event(ev);
+			return -1;
+		}
+		rdma_ack_cm_event(ev);
+	}
+	return 0;
+}
+
+int lb_opt(int c, const char *arg, const char **addr, int *port)
+{
+	if (c == 'a')
+		*addr = arg;
+	else if (c == 'p')
+		*port = atoi(arg);
+	else
+		return 0;
+	return 1;
+}
+
+struct lb_accept_arg {
+	struct lb_pair *lp;
+	const struct ibv_qp_init_attr *cap;
+};
+
+/* lb_pair_create's passive side: its QP on cq_srv, accepted */
+static int lb_accept(struct rdma_cm_id *srv, struct rdma_conn_param *cp, void *arg)
+{
+	struct lb_accept_arg *a = arg;
+	struct lb_pair *lp = a->lp;
+	struct ibv_qp_init_attr qa = *a->cap;
+
+	lp->srv = srv;
+	qa.qp_type = IBV_QPT_RC;
+	qa.send_cq = lp->cq_srv;
+	qa.recv_cq = lp->cq_srv;
+	if (srv->verbs != lp->ctx)
+		printf("# note: server id on a different verbs context\n");
+	if (rdma_create_qp(srv, lp->pd, &qa) || rdma_accept(srv, cp)) {
+		printf("# server create_qp/accept: %s\n", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int lb_pair_create(struct lb_pair *lp, const char *addr, int port,
+		   struct ibv_qp_init_attr *cap, double timeout)
+{
+	struct lb_accept_arg aa = { .lp = lp, .cap = cap };
+	struct rdma_conn_param cp = { 0 };
+	struct ibv_qp_init_attr qa;
+
+	memset(lp, 0, sizeof(*lp));
+	if (lb_resolve(&lp->ch, &lp->listen, &lp->cli, addr, port, timeout))
+		return -1;
 	lp->ctx = lp->cli->verbs;
 	lp->pd = ibv_alloc_pd(lp->ctx);
 	lp->cq_cli = ibv_create_cq(lp->ctx, cap->cap.max_send_wr + cap->cap.max_recv_wr + 1, NULL,
@@ -251,43 +354,7 @@ int lb_pair_create(struct lb_pair *lp, const char *addr, int port,
 	cp.responder_resources = 1;
 	cp.initiator_depth = 1;
 	cp.retry_count = 7;
-	if (rdma_connect(lp->cli, &cp)) {
-		printf("# rdma_connect: %s\n", strerror(errno));
-		return -1;
-	}
-	int est = 0;
-	double end = now_s() + timeout;
-
-	while (est < 2) {
-		ev = cm_wait(lp->ch, end - now_s());
-		if (!ev) {
-			printf("# loopback connect timed out\n");
-			return -1;
-		}
-		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
-			lp->srv = ev->id;
-			qa = *cap;
-			qa.qp_type = IBV_QPT_RC;
-			qa.send_cq = lp->cq_srv;
-			qa.recv_cq = lp->cq_srv;
-			if (lp->srv->verbs != lp->ctx)
-				printf("# note: server id on a different verbs context\n");
-			if (rdma_create_qp(lp->srv, lp->pd, &qa) || rdma_accept(lp->srv, &cp)) {
-				printf("# server create_qp/accept: %s\n", strerror(errno));
-				rdma_ack_cm_event(ev);
-				return -1;
-			}
-		} else if (ev->event == RDMA_CM_EVENT_ESTABLISHED) {
-			est++;
-		} else {
-			printf("# loopback connect: unexpected %s status %d\n",
-			       rdma_event_str(ev->event), ev->status);
-			rdma_ack_cm_event(ev);
-			return -1;
-		}
-		rdma_ack_cm_event(ev);
-	}
-	return 0;
+	return lb_connect(lp->ch, lp->cli, &cp, lb_accept, &aa, timeout);
 }
 
 void lb_pair_destroy(struct lb_pair *lp)
@@ -299,7 +366,7 @@ void lb_pair_destroy(struct lb_pair *lp)
 	double end = now_s() + 1.0;
 	int disc = 0;
 
-	while (disc < 2 && (ev = cm_wait(lp->ch, end - now_s()))) {
+	while (lp->ch && disc < 2 && (ev = cm_wait(lp->ch, end - now_s()))) {
 		if (ev->event == RDMA_CM_EVENT_DISCONNECTED)
 			disc++;
 		rdma_ack_cm_event(ev);
@@ -343,6 +410,126 @@ void parse_addr_port(const char *s, struct sockaddr_in *sa)
 	sa->sin_port = htons(atoi(c + 1));
 	if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
 		DIE("bad address '%s'", host);
+}
+
+struct rdma_event_channel *cm_channel(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+
+	if (!ch)
+		DIE("rdma_create_event_channel: %s", strerror(errno));
+	return ch;
+}
+
+struct rdma_cm_id *cm_resolve(struct rdma_event_channel *ch, const char *ap)
+{
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+	struct sockaddr_in sa;
+
+	parse_addr_port(ap, &sa);
+	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP))
+		DIE("rdma_create_id: %s", strerror(errno));
+	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&sa, 2000))
+		DIE("rdma_resolve_addr: %s", strerror(errno));
+	ev = cm_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, 10);
+	if (!ev)
+		DIE("address %s not resolved", ap);
+	rdma_ack_cm_event(ev);
+	if (rdma_resolve_route(id, 2000))
+		DIE("rdma_resolve_route: %s", strerror(errno));
+	ev = cm_expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, 10);
+	if (!ev)
+		DIE("route to %s not resolved", ap);
+	rdma_ack_cm_event(ev);
+	return id;
+}
+
+struct rdma_cm_id *cm_listen(struct rdma_event_channel *ch, const char *ap, void *ctx,
+			     int backlog)
+{
+	struct rdma_cm_id *id;
+	struct sockaddr_in sa;
+
+	parse_addr_port(ap, &sa);
+	if (rdma_create_id(ch, &id, ctx, RDMA_PS_TCP))
+		DIE("rdma_create_id: %s", strerror(errno));
+	if (rdma_bind_addr(id, (struct sockaddr *)&sa))
+		DIE("rdma_bind_addr %s: %s", ap, strerror(errno));
+	if (rdma_listen(id, backlog))
+		DIE("rdma_listen %s: %s", ap, strerror(errno));
+	return id;
+}
+
+int uv_maps_read(struct uv_map *m)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	int n = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f) && n < UV_MAPS_MAX) {
+		if (!strstr(line, "/dev/infiniband/uverbs"))
+			continue;
+		if (sscanf(line, "%lx-%lx %*s %lx", &m[n].start, &m[n].end, &m[n].off) == 3)
+			n++;
+	}
+	fclose(f);
+	return n;
+}
+
+int uv_maps_new(const struct uv_map *before, int nb, struct uv_map *out, int max)
+{
+	struct uv_map now[UV_MAPS_MAX];
+	int nn = uv_maps_read(now), n = 0;
+
+	for (int i = 0; i < nn; i++) {
+		int old = 0;
+
+		for (int j = 0; j < nb; j++)
+			if (now[i].start == before[j].start && now[i].off == before[j].off)
+				old = 1;
+		if (!old && n < max)
+			out[n++] = now[i];
+	}
+	return n;
+}
+
+static const char *alarm_msg;
+static size_t alarm_len;
+
+static void alarm_handler(int sig)
+{
+	(void)sig;
+	if (write(STDOUT_FILENO, alarm_msg, alarm_len) < 0)
+		_exit(3);
+	_exit(3);
+}
+
+void t_alarm(unsigned int secs, const char *msg)
+{
+	alarm_msg = msg;
+	alarm_len = strlen(msg);
+	signal(SIGALRM, alarm_handler);
+	alarm(secs);
+}
+
+int t_run_opt(struct t_run *r, int c, const char *arg)
+{
+	switch (c) {
+	case 'S':
+		r->seed = strtoull(arg, NULL, 0);
+		r->seed_given = 1;
+		return 1;
+	case 't':
+		r->timeout = atof(arg);
+		return 1;
+	case 'T':
+		r->total = (unsigned int)atoi(arg);
+		return 1;
+	}
+	return 0;
 }
 
 int siw_doorbell(struct ibv_qp *qp)

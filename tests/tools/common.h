@@ -96,6 +96,54 @@ struct rdma_cm_event *cm_expect(struct rdma_event_channel *ch, enum rdma_cm_even
 int async_wait(struct ibv_context *ctx, struct ibv_async_event *ev, double timeout);
 void parse_addr_port(const char *s, struct sockaddr_in *sa);
 
+/* A new rdma_cm event channel, or die. */
+struct rdma_event_channel *cm_channel(void);
+/*
+ * Client side up to the QP, or die: an RC id on @ch for ADDR:PORT @ap
+ * (parse_addr_port), its address and route resolved (rdma_cm's timeouts
+ * 2 s, 10 s for each event).
+ */
+struct rdma_cm_id *cm_resolve(struct rdma_event_channel *ch, const char *ap);
+/* Server side, or die: an id on @ch with context @ctx, bound to ADDR:PORT
+ * @ap and listening with @backlog.
+ */
+struct rdma_cm_id *cm_listen(struct rdma_event_channel *ch, const char *ap, void *ctx,
+			     int backlog);
+
+/*
+ * Optional hooks around each rdma_cm call that lb_resolve() and
+ * lb_connect() make (siw_ringattack times every system call):
+ * t_call_begin(name) right before the call, t_call_end(what it returned)
+ * right after it.
+ */
+extern int (*t_call_begin)(const char *name);
+extern void (*t_call_end)(int token);
+
+/*
+ * A connection to itself in one process over rdma_cm, in two steps, for
+ * tools that make the QPs their own way (lb_pair_create() uses them too).
+ * Step 1: a new event channel *@ch, a listener *@lid bound to @addr:@port
+ * and listening, an active id *@cli with its address and route resolved
+ * to it (rdma_cm's timeouts 2 s, @timeout for each event). Returns 0, or
+ * -1 after a "# " line saying why; the caller destroys what was made.
+ */
+int lb_resolve(struct rdma_event_channel **ch, struct rdma_cm_id **lid, struct rdma_cm_id **cli,
+	       const char *addr, int port, double timeout);
+/*
+ * Step 2, once the active QP is made on @cli: rdma_connect(@cli, @cp); at
+ * the connect request, @accept(its id, @cp, @arg) makes the passive QP and
+ * calls rdma_accept (0, or nonzero after saying why); until both sides
+ * are ESTABLISHED, at most @timeout seconds. Returns 0, or -1 (said why).
+ */
+int lb_connect(struct rdma_event_channel *ch, struct rdma_cm_id *cli, struct rdma_conn_param *cp,
+	       int (*accept)(struct rdma_cm_id *srv, struct rdma_conn_param *cp, void *arg),
+	       void *arg, double timeout);
+/*
+ * -a ADDR and -p PORT of the tools that connect to themselves: option @c
+ * with argument @arg stored in *@addr or *@port (atoi): 1; another: 0.
+ */
+int lb_opt(int c, const char *arg, const char **addr, int *port);
+
 /* Loopback RC pair in one process over rdma_cm (listen on addr:port and
  * connect to it).  Both QPs share pd (created on the listener's device).
  */
@@ -114,6 +162,45 @@ extern void (*lb_post_cli_qp)(void);
 int lb_pair_create(struct lb_pair *lp, const char *addr, int port,
 		   struct ibv_qp_init_attr *cap, double timeout);
 void lb_pair_destroy(struct lb_pair *lp);
+
+/*
+ * The uverbs mappings of this process (lines of /proc/self/maps naming
+ * /dev/infiniband/uverbs*): libsiw maps each SQ, RQ, SRQ and CQ ring
+ * there, so a mapping that appears while an object is created is its ring.
+ */
+struct uv_map {
+	unsigned long start, end, off;	/* off: the mmap offset (the ring's key) */
+};
+
+#define UV_MAPS_MAX 512
+/* Read them into @m (room for UV_MAPS_MAX): their count, 0 if unreadable. */
+int uv_maps_read(struct uv_map *m);
+/* The mappings now present that are not among @before[0..@nb) (same start
+ * and offset), at most @max of them into @out: their count.
+ */
+int uv_maps_new(const struct uv_map *before, int nb, struct uv_map *out, int max);
+
+/*
+ * A bound against hangs: after @secs seconds SIGALRM writes @msg (a whole
+ * line; the pointer is kept) to stdout and ends the process, exit status 3.
+ */
+void t_alarm(unsigned int secs, const char *msg);
+
+/*
+ * Run options of the two-sided tools (siw_datacheck, siw_manyconn):
+ *   -S SEED  the pattern seed (strtoull, any base); seed_given set
+ *   -t SECS  how long one step may take
+ *   -T SECS  the bound of the whole run (t_alarm)
+ */
+struct t_run {
+	uint64_t seed;
+	int seed_given;
+	double timeout;
+	unsigned int total;
+};
+
+/* Store option @c with argument @arg if it is -S, -t or -T: 1; else 0. */
+int t_run_opt(struct t_run *r, int c, const char *arg);
 
 /* libsiw's doorbell for a user QP: a POST_SEND command with wr_count 0
  * written to the uverbs command fd (ibv_qp->handle is public).

@@ -76,26 +76,15 @@ static void drop_qp(struct rdma_cm_id *id)
 static int do_listen(int argc, char **argv, int reject, const char *pdata,
 		     int n, double t)
 {
-	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_event_channel *ch = cm_channel();
 	struct rdma_cm_id *lid[MAX_LISTEN];
 	int nl = argc, served = 0, open = 0, i;
 	double end = now_s() + t;
 
-	if (!ch)
-		DIE("rdma_create_event_channel: %s", strerror(errno));
 	if (nl < 1 || nl > MAX_LISTEN)
 		DIE("1..%d listen addresses", MAX_LISTEN);
-	for (i = 0; i < nl; i++) {
-		struct sockaddr_in sa;
-
-		parse_addr_port(argv[i], &sa);
-		if (rdma_create_id(ch, &lid[i], (void *)(long)i, RDMA_PS_TCP))
-			DIE("rdma_create_id: %s", strerror(errno));
-		if (rdma_bind_addr(lid[i], (struct sockaddr *)&sa))
-			DIE("rdma_bind_addr %s: %s", argv[i], strerror(errno));
-		if (rdma_listen(lid[i], 8))
-			DIE("rdma_listen %s: %s", argv[i], strerror(errno));
-	}
+	for (i = 0; i < nl; i++)
+		lid[i] = cm_listen(ch, argv[i], (void *)(long)i, 8);
 	NOTE("listening");
 	while (served < n || open > 0) {
 		struct rdma_cm_event *ev = cm_wait(ch, end - now_s());
@@ -168,32 +157,14 @@ static int do_listen(int argc, char **argv, int reject, const char *pdata,
 static int do_connect(const char *ap, const char *expect, const char *pdata,
 		      double t)
 {
-	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_event_channel *ch = cm_channel();
+	struct rdma_cm_id *id = cm_resolve(ch, ap);
 	struct rdma_conn_param cp = { .responder_resources = 1,
 				      .initiator_depth = 1 };
 	struct rdma_cm_event *ev;
-	struct rdma_cm_id *id;
-	struct sockaddr_in sa;
 	double t0;
 	int match, ok = 1;
 
-	if (!ch)
-		DIE("rdma_create_event_channel: %s", strerror(errno));
-	parse_addr_port(ap, &sa);
-	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP))
-		DIE("rdma_create_id: %s", strerror(errno));
-	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&sa, 2000))
-		DIE("rdma_resolve_addr: %s", strerror(errno));
-	ev = cm_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, 10);
-	if (!ev)
-		DIE("address %s not resolved", ap);
-	rdma_ack_cm_event(ev);
-	if (rdma_resolve_route(id, 2000))
-		DIE("rdma_resolve_route: %s", strerror(errno));
-	ev = cm_expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, 10);
-	if (!ev)
-		DIE("route to %s not resolved", ap);
-	rdma_ack_cm_event(ev);
 	make_qp(id);
 
 	t0 = now_s();

@@ -146,17 +146,16 @@ struct buf {
 static struct {
 	int server, port, iters, srq;
 	const char *host, *bind;
-	uint64_t seed;
 	size_t max_size;
 	int err;
-	double timeout;
+	struct t_run run;	/* -S, -t, -T */
 	int verbose;
-	unsigned int total;
 	int fence_reads;
 	int no_empty_sge;	/* every SGE carries >= 1 byte */
 	int no_empty_read;	/* no zero-length READ (asked by the client) */
 	int require_inv;	/* 'invalidated': remote invalidation must work */
-} o = { .port = 18515, .iters = 200, .max_size = 8u << 20, .timeout = 30, .total = 1800 };
+} o = { .port = 18515, .iters = 200, .max_size = 8u << 20,
+	.run = { .timeout = 30, .total = 1800 } };
 
 static struct rdma_event_channel *ch;
 static struct rdma_cm_id *id;
@@ -171,16 +170,6 @@ static struct ibv_device_attr dattr;
 static int max_send_sge, max_recv_sge, max_inline, max_rd_sge;
 static int send_slot, unsignaled, sig_outstanding;
 static int recv_slot;
-
-static void alarm_handler(int sig)
-{
-	(void)sig;
-	static const char m[] = "FAIL - global timeout (alarm) expired: hang\n";
-
-	if (write(1, m, sizeof(m) - 1) < 0)
-		_exit(3);
-	_exit(3);
-}
 
 static void buf_alloc(struct buf *b, size_t mrlen, int access)
 {
@@ -254,7 +243,7 @@ static int wait_recv(struct ibv_wc *out)
 		return 0;
 	}
 	for (;;) {
-		int r = poll_one(cq, &wc, o.timeout);
+		int r = poll_one(cq, &wc, o.run.timeout);
 
 		if (r <= 0)
 			DIE("timeout/error (%d) waiting for receive completion", r);
@@ -272,7 +261,7 @@ static void drain_sends(void)
 	struct ibv_wc wc;
 
 	while (sig_outstanding > 0) {
-		int r = poll_one(cq, &wc, o.timeout);
+		int r = poll_one(cq, &wc, o.run.timeout);
 
 		if (r <= 0)
 			DIE("timeout waiting for send completions (%d outstanding)",
@@ -550,7 +539,7 @@ static int run_server(void)
 	rdma_freeaddrinfo(res);
 	printf("# listening on %s:%d\n", o.bind ? o.bind : "*", o.port);
 	fflush(stdout);
-	ev = cm_expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST, o.timeout * 4);
+	ev = cm_expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST, o.run.timeout * 4);
 	if (!ev)
 		DIE("no connection request");
 	struct rdma_cm_id *cid = ev->id;
@@ -566,13 +555,13 @@ static int run_server(void)
 		cp.initiator_depth = dattr.max_qp_init_rd_atom;
 	if (rdma_accept(cid, &cp))
 		DIE("rdma_accept: %s", strerror(errno));
-	ev = cm_expect(ch, RDMA_CM_EVENT_ESTABLISHED, o.timeout);
+	ev = cm_expect(ch, RDMA_CM_EVENT_ESTABLISHED, o.run.timeout);
 	if (!ev)
 		DIE("connection not established");
 	rdma_ack_cm_event(ev);
 	struct msg *h = recv_ctrl(M_HELLO);
 
-	o.seed = h->seed;
+	o.run.seed = h->seed;
 	o.iters = (int)h->iters;
 	o.max_size = h->max_size;
 	o.err = (int)h->errkind;
@@ -580,7 +569,7 @@ static int run_server(void)
 	if (h->srq && !srq)
 		NOTE("client asked for srq mode but server was not started with --srq");
 	printf("# server: seed %llu iters %d max_size %zu error %s srq %d no-empty-read %d\n",
-	       (unsigned long long)o.seed, o.iters, o.max_size, err_table[o.err].name, !!srq,
+	       (unsigned long long)o.run.seed, o.iters, o.max_size, err_table[o.err].name, !!srq,
 	       o.no_empty_read);
 	fflush(stdout);
 	if (o.err != E_NONE)
@@ -600,10 +589,10 @@ static int run_server(void)
 		int nr = 0;
 		size_t cap = 0;
 
-		gen_op(o.seed, i, data.mrlen, &op);
+		gen_op(o.run.seed, i, data.mrlen, &op);
 		snprintf(t_context, sizeof(t_context), "server iter %d %s size %zu roff %zu", i,
 			 op_name[op.type], op.size, op.roff);
-		uint64_t ls = o.seed ^ (0x7777ull * (uint64_t)(i + 1));
+		uint64_t ls = o.run.seed ^ (0x7777ull * (uint64_t)(i + 1));
 
 		if (op.type == OP_SEND) {
 			size_t extra = rnd_range(&ls, 0, 3) ? 0 : rnd_range(&ls, 1, 1024);
@@ -700,11 +689,11 @@ static int run_server(void)
 	 * once when the client closed first).
 	 */
 	rdma_disconnect(id);
-	ev = cm_expect(ch, RDMA_CM_EVENT_DISCONNECTED, o.timeout);
+	ev = cm_expect(ch, RDMA_CM_EVENT_DISCONNECTED, o.run.timeout);
 	if (ev)
 		rdma_ack_cm_event(ev);
 	printf("%s - server: %d iterations verified (seed %llu)\n", t_failures ? "FAIL" : "ok",
-	       o.iters, (unsigned long long)o.seed);
+	       o.iters, (unsigned long long)o.run.seed);
 	return t_failures ? 1 : 0;
 }
 
@@ -726,7 +715,7 @@ static int server_error_mode(int kind)
 
 	server_send_ready(&r);
 	/* wait: recv flush, async QP error, or disconnect */
-	double end = now_s() + o.timeout;
+	double end = now_s() + o.run.timeout;
 
 	while (!how && now_s() < end) {
 		int n = ibv_poll_cq(cq, 1, &wc);
@@ -824,13 +813,13 @@ static void client_connect(void)
 	if (rdma_resolve_addr(cid, o.bind ? NULL : res->ai_src_addr, res->ai_dst_addr, 2000))
 		DIE("rdma_resolve_addr: %s", strerror(errno));
 	rdma_freeaddrinfo(res);
-	ev = cm_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, o.timeout);
+	ev = cm_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, o.run.timeout);
 	if (!ev)
 		DIE("address resolution failed");
 	rdma_ack_cm_event(ev);
 	if (rdma_resolve_route(cid, 2000))
 		DIE("rdma_resolve_route: %s", strerror(errno));
-	ev = cm_expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, o.timeout);
+	ev = cm_expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, o.run.timeout);
 	if (!ev)
 		DIE("route resolution failed");
 	rdma_ack_cm_event(ev);
@@ -846,7 +835,7 @@ static void client_connect(void)
 		cp.initiator_depth = dattr.max_qp_init_rd_atom;
 	if (rdma_connect(cid, &cp))
 		DIE("rdma_connect: %s", strerror(errno));
-	ev = cm_expect(ch, RDMA_CM_EVENT_ESTABLISHED, o.timeout);
+	ev = cm_expect(ch, RDMA_CM_EVENT_ESTABLISHED, o.run.timeout);
 	if (!ev)
 		DIE("connection to %s:%d not established", o.host, o.port);
 	rdma_ack_cm_event(ev);
@@ -937,7 +926,7 @@ static int client_error_mode(struct msg *rdy)
 			       strerror(rc));
 			return 77;
 		}
-		if (wait_wr(0x4001, &wc, o.timeout))
+		if (wait_wr(0x4001, &wc, o.run.timeout))
 			DIE("timeout waiting for SEND_WITH_INV completion");
 		NOTE("SEND_WITH_INV completed: %s", wc_status_name(wc.status));
 		if (wc.status != IBV_WC_SUCCESS && o.require_inv) {
@@ -966,9 +955,9 @@ static int client_error_mode(struct msg *rdy)
 	 * refusing the invalidation; the WRITE then ends by retry exhaustion,
 	 * which takes longer
 	 */
-	if (wait_wr(0x4002, &wc, kind == E_INVALIDATED ? 3 * o.timeout : o.timeout)) {
+	if (wait_wr(0x4002, &wc, kind == E_INVALIDATED ? 3 * o.run.timeout : o.run.timeout)) {
 		FAIL("%s: no completion for the faulty %s within %.0fs", es->name, op_name[type],
-		     o.timeout);
+		     o.run.timeout);
 		return 1;
 	}
 	unsigned int bit = S(wc.status);
@@ -996,7 +985,7 @@ static int client_error_mode(struct msg *rdy)
 
 	if (rc) {
 		OK("%s: QP in error: probe post_send refused (%s)", es->name, strerror(rc));
-	} else if (wait_wr(0x4003, &wc, o.timeout)) {
+	} else if (wait_wr(0x4003, &wc, o.run.timeout)) {
 		/* a WR posted to a QP already in ERR should be flushed; the
 		 * kernel's siw does not complete it at all: accept that when
 		 * the QP reports ERR, and say so
@@ -1034,11 +1023,11 @@ static int client_error_mode(struct msg *rdy)
 static int run_client(void)
 {
 	client_connect();
-	struct msg h = { .type = M_HELLO, .seed = o.seed, .iters = (uint32_t)o.iters,
+	struct msg h = { .type = M_HELLO, .seed = o.run.seed, .iters = (uint32_t)o.iters,
 			 .max_size = o.max_size, .errkind = (uint32_t)o.err, .srq = (uint32_t)o.srq,
 			 .no_empty_read = (uint32_t)o.no_empty_read };
-	printf("# client: seed %llu iters %d max_size %zu error %s\n", (unsigned long long)o.seed,
-	       o.iters, o.max_size, err_table[o.err].name);
+	printf("# client: seed %llu iters %d max_size %zu error %s\n",
+	       (unsigned long long)o.run.seed, o.iters, o.max_size, err_table[o.err].name);
 	fflush(stdout);
 	send_ctrl(&h, 1);
 	buf_alloc(&data, o.err ? 64 * 1024 : o.max_size + SLACK, IBV_ACCESS_LOCAL_WRITE);
@@ -1077,7 +1066,7 @@ static int run_client(void)
 			DIE("READY for iter %u, expected %d", rdy.iter, i);
 		int type = (int)rdy.optype;
 		size_t size = rdy.size;
-		uint64_t ls = o.seed ^ (0x3333ull * (uint64_t)(i + 1));
+		uint64_t ls = o.run.seed ^ (0x3333ull * (uint64_t)(i + 1));
 		struct piece p[MAX_SGE_USE];
 		struct ibv_sge sg[MAX_SGE_USE];
 		int maxn = type == OP_READ ? max_rd_sge : max_send_sge;
@@ -1155,7 +1144,7 @@ static int run_client(void)
 	}
 	drain_sends();
 	/* the server closes once its FIN has completed (see run_server) */
-	struct rdma_cm_event *ev = cm_expect(ch, RDMA_CM_EVENT_DISCONNECTED, o.timeout);
+	struct rdma_cm_event *ev = cm_expect(ch, RDMA_CM_EVENT_DISCONNECTED, o.run.timeout);
 
 	if (ev)
 		rdma_ack_cm_event(ev);
@@ -1163,7 +1152,7 @@ static int run_client(void)
 		NOTE("server did not close the connection");
 	rdma_disconnect(id);
 	printf("%s - client: %d iterations verified (seed %llu, max size %zu)\n",
-	       t_failures ? "FAIL" : "ok", done, (unsigned long long)o.seed, o.max_size);
+	       t_failures ? "FAIL" : "ok", done, (unsigned long long)o.run.seed, o.max_size);
 	return t_failures ? 1 : 0;
 }
 
@@ -1194,7 +1183,6 @@ int main(int argc, char **argv)
 		{ 0 }
 	};
 	int c;
-	int seed_given = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	while ((c = getopt_long(argc, argv, "sc:b:p:n:S:m:t:T:vh", lo, NULL)) != -1) {
@@ -1214,18 +1202,8 @@ int main(int argc, char **argv)
 		case 'n':
 			o.iters = atoi(optarg);
 			break;
-		case 'S':
-			o.seed = strtoull(optarg, NULL, 0);
-			seed_given = 1;
-			break;
 		case 'm':
 			o.max_size = strtoull(optarg, NULL, 0);
-			break;
-		case 't':
-			o.timeout = atof(optarg);
-			break;
-		case 'T':
-			o.total = (unsigned int)atoi(optarg);
 			break;
 		case 'v':
 			o.verbose = 1;
@@ -1253,20 +1231,20 @@ int main(int argc, char **argv)
 				usage();
 			break;
 		default:
-			usage();
+			if (!t_run_opt(&o.run, c, optarg))
+				usage();
 		}
 	}
 	if (o.server == !!o.host)
 		usage();
 	if (o.max_size > (1u << 30))
 		DIE("max size too large");
-	if (!seed_given) {
+	if (!o.run.seed_given) {
 		uint64_t t = (uint64_t)now_s() * 1000003u ^ (uint64_t)getpid();
 
-		o.seed = sm64(&t) % 1000000000ull;
+		o.run.seed = sm64(&t) % 1000000000ull;
 	}
-	signal(SIGALRM, alarm_handler);
 	/* global bound against hangs (the harness has its own timeout too) */
-	alarm(o.total);
+	t_alarm(o.run.total, "FAIL - global timeout (alarm) expired: hang\n");
 	return o.server ? run_server() : run_client();
 }

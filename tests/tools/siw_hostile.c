@@ -37,37 +37,18 @@ static const char *addr = "127.0.0.1";
 static int port = 18700;
 static double tmo = 10;
 
-struct mapping { unsigned long start, end; };
-#define MAXMAP 256
-static struct mapping before[MAXMAP], after[MAXMAP];
-static int nbefore, nafter;
-
-static int read_uverbs_maps(struct mapping *m)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[512];
-	int n = 0;
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f) && n < MAXMAP) {
-		if (!strstr(line, "/dev/infiniband/uverbs"))
-			continue;
-		if (sscanf(line, "%lx-%lx", &m[n].start, &m[n].end) == 2)
-			n++;
-	}
-	fclose(f);
-	return n;
-}
+/* the uverbs mappings before the client QP, and those it added */
+static struct uv_map before[UV_MAPS_MAX], added[4];
+static int nbefore, nadded;
 
 static void snap_before(void)
 {
-	nbefore = read_uverbs_maps(before);
+	nbefore = uv_maps_read(before);
 }
 
 static void snap_after(void)
 {
-	nafter = read_uverbs_maps(after);
+	nadded = uv_maps_new(before, nbefore, added, 4);
 }
 
 struct rings {
@@ -80,29 +61,17 @@ struct rings {
 /* new mappings since snap_before(): the larger is the SQ */
 static int find_rings(struct rings *r, uint32_t num_sqe, uint32_t num_rqe)
 {
-	struct mapping nw[4];
-	int n = 0;
-
-	for (int a = 0; a < nafter; a++) {
-		int old = 0;
-
-		for (int b = 0; b < nbefore; b++)
-			if (after[a].start == before[b].start)
-				old = 1;
-		if (!old && n < 4)
-			nw[n++] = after[a];
-	}
-	if (n != 2) {
-		printf("# expected 2 new uverbs mappings for the QP, found %d\n", n);
+	if (nadded != 2) {
+		printf("# expected 2 new uverbs mappings for the QP, found %d\n", nadded);
 		return -1;
 	}
-	size_t l0 = nw[0].end - nw[0].start, l1 = nw[1].end - nw[1].start;
+	size_t l0 = added[0].end - added[0].start, l1 = added[1].end - added[1].start;
 	int s = l0 > l1 ? 0 : 1;
 
-	r->sq = (struct siw_sqe *)nw[s].start;
-	r->sq_len = nw[s].end - nw[s].start;
-	r->rq = (struct siw_rqe *)nw[!s].start;
-	r->rq_len = nw[!s].end - nw[!s].start;
+	r->sq = (struct siw_sqe *)added[s].start;
+	r->sq_len = added[s].end - added[s].start;
+	r->rq = (struct siw_rqe *)added[!s].start;
+	r->rq_len = added[!s].end - added[!s].start;
 	r->num_sqe = num_sqe;
 	r->num_rqe = num_rqe;
 	if (r->sq_len < num_sqe * sizeof(struct siw_sqe) ||
@@ -745,16 +714,6 @@ static void test_data(int k)
 	env_down(&e);
 }
 
-static void on_alarm(int sig)
-{
-	(void)sig;
-	static const char m[] = "FAIL - siw_hostile: global timeout (hang)\n";
-
-	if (write(1, m, sizeof(m) - 1) < 0)
-		_exit(3);
-	_exit(3);
-}
-
 int main(int argc, char **argv)
 {
 	int c, flips = 5;
@@ -763,12 +722,6 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	while ((c = getopt(argc, argv, "a:p:t:f:o:")) != -1) {
 		switch (c) {
-		case 'a':
-			addr = optarg;
-			break;
-		case 'p':
-			port = atoi(optarg);
-			break;
 		case 't':
 			tmo = atof(optarg);
 			break;
@@ -779,13 +732,14 @@ int main(int argc, char **argv)
 			only = optarg;
 			break;
 		default:
+			if (lb_opt(c, optarg, &addr, &port))
+				break;
 			fprintf(stderr,
 				"usage: siw_hostile [-a addr] [-p port] [-t timeout] [-f flip_rounds] [-o name-substring]\n");
 			return 2;
 		}
 	}
-	signal(SIGALRM, on_alarm);
-	alarm(1200);
+	t_alarm(1200, "FAIL - siw_hostile: global timeout (hang)\n");
 	signal(SIGPIPE, SIG_IGN);
 	/* self-check of the ring discovery on a clean pair */
 	struct env e;

@@ -101,10 +101,9 @@ static struct {
 	int ports[MAX_PORTS], nports;
 	int conns, procs, qps, rounds, churn, inflight;
 	size_t region;
-	uint64_t seed;
-	double timeout;
-	unsigned int total;
-} o = { .rounds = 4, .churn = 2, .inflight = 8, .region = 65536, .timeout = 30, .total = 1200 };
+	struct t_run run;	/* -S, -t, -T */
+} o = { .rounds = 4, .churn = 2, .inflight = 8, .region = 65536,
+	.run = { .timeout = 30, .total = 1200 } };
 
 static struct shared *sh;
 static int nconn, nchurn; /* client: PROCS * QPS, churners among them */
@@ -143,16 +142,6 @@ static void set_max(long *p, long v)
 /* one printf per line: threads print concurrently */
 #define LOG(...) do { printf(__VA_ARGS__); fflush(stdout); } while (0)
 
-static void alarm_handler(int sig)
-{
-	static const char m[] = "FAIL - global timeout (alarm) expired: hang\n";
-
-	(void)sig;
-	if (write(1, m, sizeof(m) - 1) < 0)
-		_exit(3);
-	_exit(3);
-}
-
 struct conn {
 	unsigned int g, life;
 	struct rdma_event_channel *ch;
@@ -190,7 +179,7 @@ static void cfail(struct conn *c, const char *fmt, ...)
 
 static uint64_t key_of(unsigned int g, unsigned int life, unsigned int round, int which)
 {
-	uint64_t s = o.seed ^ ((uint64_t)g << 40) ^ ((uint64_t)life << 24) ^
+	uint64_t s = o.run.seed ^ ((uint64_t)g << 40) ^ ((uint64_t)life << 24) ^
 		     ((uint64_t)round << 4) ^ (uint64_t)which;
 
 	return sm64(&s);
@@ -354,10 +343,10 @@ static int verify_buf(struct conn *c, const char *what, unsigned int round)
 /* wait for the next cm event of type want on c->ch */
 static int cm_want(struct conn *c, enum rdma_cm_event_type want, struct rdma_cm_event **out)
 {
-	struct rdma_cm_event *ev = cm_wait(c->ch, o.timeout);
+	struct rdma_cm_event *ev = cm_wait(c->ch, o.run.timeout);
 
 	if (!ev) {
-		cfail(c, "no %s within %.0f s", rdma_event_str(want), o.timeout);
+		cfail(c, "no %s within %.0f s", rdma_event_str(want), o.run.timeout);
 		return -1;
 	}
 	if (ev->event != want) {
@@ -469,11 +458,11 @@ static void *srv_thread(void *arg)
 	set_max(&sh->peak, act);
 	while (!bye) {
 		struct ibv_wc wc;
-		int r = cq_wait(c, &wc, o.timeout);
+		int r = cq_wait(c, &wc, o.run.timeout);
 
 		if (r <= 0) {
 			cfail(c, "no message from the client within %.0f s (%d rounds done)",
-			      o.timeout, (int)c->rounds);
+			      o.run.timeout, (int)c->rounds);
 			goto disc;
 		}
 		if (wc.status != IBV_WC_SUCCESS) {
@@ -559,7 +548,7 @@ static int run_server(void)
 			DIE("listen on %s:%d: %s", o.addr, o.ports[k], strerror(errno));
 	}
 	LOG("# listening on %s, %d port(s), for %d connections\n", o.addr, o.nports, o.conns);
-	double end = now_s() + o.total;
+	double end = now_s() + o.run.total;
 
 	while (get(&sh->lives) < o.conns) {
 		struct rdma_cm_event *ev = cm_wait(lch, 0.2);
@@ -632,7 +621,7 @@ static int cli_connect(struct conn *c)
 	/* at most o.inflight connects under way (all processes): the server
 	 * must answer each within the MPA timeout, under TCG too
 	 */
-	struct timespec dl = deadline(o.total);
+	struct timespec dl = deadline(o.run.total);
 
 	while (sem_timedwait(&sh->slots, &dl)) {
 		if (errno != EINTR) {
@@ -738,11 +727,11 @@ static int cli_round(struct conn *c, unsigned int round)
 
 	while (need) {
 		struct ibv_wc wc;
-		int r = cq_wait(c, &wc, o.timeout);
+		int r = cq_wait(c, &wc, o.run.timeout);
 
 		if (r <= 0) {
 			cfail(c, "round %u: %d completion(s) missing after %.0f s", round, need,
-			      o.timeout);
+			      o.run.timeout);
 			return -1;
 		}
 		if (wc.status != IBV_WC_SUCCESS) {
@@ -785,7 +774,7 @@ static int cli_round(struct conn *c, unsigned int round)
 		cfail(c, "round %u: post Read: %s", round, strerror(errno));
 		return -1;
 	}
-	if (cq_wait(c, &wc, o.timeout) <= 0 || wc.status != IBV_WC_SUCCESS || wc.wr_id != 12) {
+	if (cq_wait(c, &wc, o.run.timeout) <= 0 || wc.status != IBV_WC_SUCCESS || wc.wr_id != 12) {
 		cfail(c, "round %u: Read did not complete successfully", round);
 		return -1;
 	}
@@ -806,7 +795,7 @@ static int cli_close(struct conn *c, int ok)
 				    .round = (uint32_t)c->rounds };
 		struct ibv_wc wc;
 
-		if (send_msg(c, &m, NULL, 0, 13) || cq_wait(c, &wc, o.timeout) <= 0 ||
+		if (send_msg(c, &m, NULL, 0, 13) || cq_wait(c, &wc, o.run.timeout) <= 0 ||
 		    wc.status != IBV_WC_SUCCESS) {
 			cfail(c, "BYE not sent");
 			rc = -1;
@@ -837,7 +826,7 @@ static void abort_all(void)
 
 static int barrier(struct conn *c)
 {
-	struct timespec dl = deadline(o.total / 2);
+	struct timespec dl = deadline(o.run.total / 2);
 
 	if (add(&sh->arrived, 1) == nconn)
 		for (int i = 0; i < nconn; i++)
@@ -846,7 +835,7 @@ static int barrier(struct conn *c)
 		if (errno == EINTR)
 			continue;
 		cfail(c, "barrier: %ld of %d connections up after %u s", get(&sh->arrived),
-		      nconn, o.total / 2);
+		      nconn, o.run.total / 2);
 		return -1;
 	}
 	if (get(&sh->abort_all))
@@ -918,7 +907,7 @@ static int run_client(void)
 	for (int g = 0; g < nconn; g++)
 		nchurn += (g % o.qps) % 4 == 3;
 	LOG("# client: %d processes x %d connections = %d, %d churning %d time(s), %d rounds per life, seed %llu\n",
-	    o.procs, o.qps, nconn, nchurn, o.churn, o.rounds, (unsigned long long)o.seed);
+	    o.procs, o.qps, nconn, nchurn, o.churn, o.rounds, (unsigned long long)o.run.seed);
 	pid_t pids[256];
 
 	t_start = now_s();
@@ -1025,17 +1014,9 @@ int main(int argc, char **argv)
 		case 'm':
 			o.region = strtoull(optarg, NULL, 0);
 			break;
-		case 'S':
-			o.seed = strtoull(optarg, NULL, 0);
-			break;
-		case 't':
-			o.timeout = atof(optarg);
-			break;
-		case 'T':
-			o.total = (unsigned int)atoi(optarg);
-			break;
 		default:
-			usage();
+			if (!t_run_opt(&o.run, c, optarg))
+				usage();
 		}
 	}
 	if (!o.addr || !o.nports || o.region < 64 || o.region > (64u << 20) || o.region % 2)
@@ -1057,7 +1038,6 @@ int main(int argc, char **argv)
 	memset(sh, 0, sizeof(*sh));
 	if (sem_init(&sh->slots, 1, (unsigned int)o.inflight) || sem_init(&sh->gate, 1, 0))
 		DIE("sem_init: %s", strerror(errno));
-	signal(SIGALRM, alarm_handler);
-	alarm(o.total);
+	t_alarm(o.run.total, "FAIL - global timeout (alarm) expired: hang\n");
 	return o.server ? run_server() : run_client();
 }

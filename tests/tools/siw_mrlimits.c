@@ -530,12 +530,6 @@ int main(int argc, char **argv)
 		case 'l':
 			limit = strtoull(optarg, NULL, 0);
 			break;
-		case 'a':
-			addr = optarg;
-			break;
-		case 'p':
-			port = atoi(optarg);
-			break;
 		case 's':
 			size = strtoull(optarg, NULL, 0);
 			break;
@@ -543,7 +537,8 @@ int main(int argc, char **argv)
 			window = strtoull(optarg, NULL, 0);
 			break;
 		default:
-			usage();
+			if (!lb_opt(c, optarg, &addr, &port))
+				usage();
 		}
 	}
 	alarm(900);

@@ -45,8 +45,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <unistd.h>
-#include <sys/socket.h>
-#include <netdb.h>
 
 #define BUF_LEN 65536
 #define XFER 4096
@@ -189,52 +187,65 @@ static int side_init(struct pair *p, struct side *x, const char *name, int fill)
 	return 0;
 }
 
+struct accept_arg {
+	struct pair *p;
+	enum how how;
+	struct ibv_qp_init_attr *qa;
+};
+
+/* the passive QP: made by rdma_cm (RTS_QP) or by us, INIT with {READ}
+ * (INIT_QP), then accepted
+ */
+static int accept_passive(struct rdma_cm_id *srv, struct rdma_conn_param *cp, void *arg)
+{
+	struct accept_arg *a = arg;
+	struct pair *p = a->p;
+	struct ibv_qp_init_attr *qa = a->qa;
+	struct rdma_conn_param sp = *cp;
+
+	p->srv = srv;
+	qa->send_cq = p->p.cq;
+	qa->recv_cq = p->p.cq;
+	if (a->how == RTS_QP) {
+		if (rdma_create_qp(p->srv, p->pd, qa)) {
+			NOTE("rdma_create_qp (passive): %s", strerror(errno));
+			return -1;
+		}
+		p->p.qp = p->srv->qp;
+	} else {
+		p->p.qp = ibv_create_qp(p->pd, qa);
+		if (!p->p.qp) {
+			NOTE("ibv_create_qp (passive): %s", strerror(errno));
+			return -1;
+		}
+		p->own_pqp = 1;
+		if (modify_flags(p->p.qp, RR, 1)) {
+			FAIL("ibv_modify_qp(INIT, access {READ}) of an idle QP: %s",
+			     strerror(errno));
+			return -1;
+		}
+		sp.qp_num = p->p.qp->qp_num;
+	}
+	if (rdma_accept(p->srv, &sp)) {
+		NOTE("rdma_accept: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Listen on addr:port, connect to it; the passive QP is made by rdma_cm
  * (RTS_QP) or by ibv_create_qp + INIT with {READ} (INIT_QP).
  */
 static int pair_up(struct pair *p, int k, enum how how)
 {
-	struct rdma_addrinfo hints = { 0 }, *res = NULL;
 	struct rdma_conn_param cp = { 0 };
 	struct ibv_qp_init_attr qa = { 0 };
-	struct rdma_cm_event *ev;
-	char ps[16];
-	int est = 0;
-	double end;
+	struct accept_arg aa = { .p = p, .how = how, .qa = &qa };
 
 	memset(p, 0, sizeof(*p));
-	p->ch = rdma_create_event_channel();
-	if (!p->ch || rdma_create_id(p->ch, &p->lid, NULL, RDMA_PS_TCP) ||
-	    rdma_create_id(p->ch, &p->cli, NULL, RDMA_PS_TCP)) {
-		NOTE("rdma_create_id: %s", strerror(errno));
+	if (lb_resolve(&p->ch, &p->lid, &p->cli, addr, port + k, tmo))
 		return -1;
-	}
-	snprintf(ps, sizeof(ps), "%d", port + k);
-	hints.ai_flags = RAI_PASSIVE;
-	hints.ai_port_space = RDMA_PS_TCP;
-	if (rdma_getaddrinfo(addr, ps, &hints, &res)) {
-		NOTE("rdma_getaddrinfo %s: %s", addr, strerror(errno));
-		return -1;
-	}
-	if (rdma_bind_addr(p->lid, res->ai_src_addr) || rdma_listen(p->lid, 2) ||
-	    rdma_resolve_addr(p->cli, NULL, res->ai_src_addr, 2000)) {
-		NOTE("bind/listen/resolve %s:%d: %s", addr, port + k, strerror(errno));
-		rdma_freeaddrinfo(res);
-		return -1;
-	}
-	rdma_freeaddrinfo(res);
-	ev = cm_expect(p->ch, RDMA_CM_EVENT_ADDR_RESOLVED, tmo);
-	if (!ev)
-		return -1;
-	rdma_ack_cm_event(ev);
-	if (rdma_resolve_route(p->cli, 2000))
-		return -1;
-	ev = cm_expect(p->ch, RDMA_CM_EVENT_ROUTE_RESOLVED, tmo);
-	if (!ev)
-		return -1;
-	rdma_ack_cm_event(ev);
-
 	p->ctx = p->cli->verbs;
 	p->pd = ibv_alloc_pd(p->ctx);
 	if (!p->pd || side_init(p, &p->a, "active", 0xc1) ||
@@ -255,62 +266,7 @@ static int pair_up(struct pair *p, int k, enum how how)
 	cp.responder_resources = 4;
 	cp.initiator_depth = 4;
 	cp.retry_count = 7;
-	if (rdma_connect(p->cli, &cp)) {
-		NOTE("rdma_connect: %s", strerror(errno));
-		return -1;
-	}
-	end = now_s() + tmo;
-	while (est < 2) {
-		ev = cm_wait(p->ch, end - now_s());
-		if (!ev) {
-			NOTE("connect timed out");
-			return -1;
-		}
-		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
-			struct rdma_conn_param sp = cp;
-
-			p->srv = ev->id;
-			qa.send_cq = p->p.cq;
-			qa.recv_cq = p->p.cq;
-			if (how == RTS_QP) {
-				if (rdma_create_qp(p->srv, p->pd, &qa)) {
-					NOTE("rdma_create_qp (passive): %s", strerror(errno));
-					rdma_ack_cm_event(ev);
-					return -1;
-				}
-				p->p.qp = p->srv->qp;
-			} else {
-				p->p.qp = ibv_create_qp(p->pd, &qa);
-				if (!p->p.qp) {
-					NOTE("ibv_create_qp (passive): %s", strerror(errno));
-					rdma_ack_cm_event(ev);
-					return -1;
-				}
-				p->own_pqp = 1;
-				if (modify_flags(p->p.qp, RR, 1)) {
-					FAIL("ibv_modify_qp(INIT, access {READ}) of an idle QP: %s",
-					     strerror(errno));
-					rdma_ack_cm_event(ev);
-					return -1;
-				}
-				sp.qp_num = p->p.qp->qp_num;
-			}
-			if (rdma_accept(p->srv, &sp)) {
-				NOTE("rdma_accept: %s", strerror(errno));
-				rdma_ack_cm_event(ev);
-				return -1;
-			}
-		} else if (ev->event == RDMA_CM_EVENT_ESTABLISHED) {
-			est++;
-		} else {
-			NOTE("connect: unexpected %s status %d", rdma_event_str(ev->event),
-			     ev->status);
-			rdma_ack_cm_event(ev);
-			return -1;
-		}
-		rdma_ack_cm_event(ev);
-	}
-	return 0;
+	return lb_connect(p->ch, p->cli, &cp, accept_passive, &aa, tmo);
 }
 
 static int post_rdma(struct side *ini, struct side *tgt, enum rdma_op op, uint64_t id)
@@ -546,12 +502,6 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	while ((c = getopt(argc, argv, "a:p:t:s:")) != -1) {
 		switch (c) {
-		case 'a':
-			addr = optarg;
-			break;
-		case 'p':
-			port = atoi(optarg);
-			break;
 		case 't':
 			tmo = atof(optarg);
 			break;
@@ -559,6 +509,8 @@ int main(int argc, char **argv)
 			only = optarg;
 			break;
 		default:
+			if (lb_opt(c, optarg, &addr, &port))
+				break;
 			fprintf(stderr, "usage: %s -a ADDR [-p PORT] [-t TIMEOUT] [-s SCENARIO]\n",
 				argv[0]);
 			return 2;

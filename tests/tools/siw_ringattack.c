@@ -84,17 +84,21 @@ static uint32_t qsize = 16384;
 /* the watchdog's limit now: stuck_s, or more in the long phase (ms) */
 static atomic_llong stuck_ms;
 
-/* ---- output from any thread */
+/* ---- output from any thread (stdout held: common.c's one-printf lines
+ * never land inside one of these)
+ */
 static pthread_mutex_t out_mx = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int nfail;
 
 #define RA_PRINT(pfx, ...)                     \
 	do {                                   \
 		pthread_mutex_lock(&out_mx);   \
+		flockfile(stdout);             \
 		printf(pfx);                   \
 		printf(__VA_ARGS__);           \
 		printf("\n");                  \
 		fflush(stdout);                \
+		funlockfile(stdout);           \
 		pthread_mutex_unlock(&out_mx); \
 	} while (0)
 #define RA_FAIL(...)                              \
@@ -286,59 +290,7 @@ static void *watchdog(void *arg)
 	return NULL;
 }
 
-static void on_alarm(int sig)
-{
-	static const char m[] = "FAIL - siw_ringattack: alarm (hang)\n";
-
-	(void)sig;
-	if (write(1, m, sizeof(m) - 1) < 0)
-		_exit(3);
-	_exit(3);
-}
-
 /* ---- rings */
-struct mapping {
-	unsigned long start, end, off;
-};
-
-#define MAXMAP 512
-
-static int maps_read(struct mapping *m)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[512];
-	int n = 0;
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f) && n < MAXMAP) {
-		if (!strstr(line, "/dev/infiniband/uverbs"))
-			continue;
-		if (sscanf(line, "%lx-%lx %*s %lx", &m[n].start, &m[n].end, &m[n].off) == 3)
-			n++;
-	}
-	fclose(f);
-	return n;
-}
-
-/* uverbs mappings now present that were not in @b */
-static int maps_new(const struct mapping *b, int nb, struct mapping *out, int max)
-{
-	static struct mapping a[MAXMAP];
-	int na = maps_read(a), n = 0;
-
-	for (int i = 0; i < na; i++) {
-		int old = 0;
-
-		for (int j = 0; j < nb; j++)
-			if (a[i].start == b[j].start && a[i].off == b[j].off)
-				old = 1;
-		if (!old && n < max)
-			out[n++] = a[i];
-	}
-	return n;
-}
-
 enum rkind { RK_SQ, RK_RQ, RK_CQ };
 struct ring {
 	enum rkind kind;
@@ -407,10 +359,11 @@ struct pair {
 	int nr;
 	struct ring *sq_c, *rq_c, *sq_s, *rq_s, *cqc, *cqss, *cqsr;
 	int setup_ok;
+	const struct cfg *cfg;	/* as p_up was asked */
 };
 
 static struct ring *ring_add(struct pair *p, enum rkind k, const char *name,
-			     const struct mapping *m, uint32_t n)
+			     const struct uv_map *m, uint32_t n)
 {
 	struct ring *r;
 	size_t need = k == RK_SQ ? n * sizeof(struct siw_sqe) :
@@ -459,9 +412,9 @@ static void rings_unmap(struct pair *p)
 
 static struct ibv_cq *mk_cq(struct pair *p, int n, const char *name, struct ring **rp, int locate)
 {
-	static struct mapping b[MAXMAP];
-	struct mapping nw[4];
-	int nb = maps_read(b);
+	static struct uv_map b[UV_MAPS_MAX];
+	struct uv_map nw[4];
+	int nb = uv_maps_read(b);
 	struct ibv_cq *cq = TC(S_MAIN, "ibv_create_cq", ibv_create_cq(p->ctx, n, NULL, p->cc, 0));
 
 	if (!cq) {
@@ -470,7 +423,7 @@ static struct ibv_cq *mk_cq(struct pair *p, int n, const char *name, struct ring
 	}
 	if (!locate)
 		return cq;
-	int k = maps_new(b, nb, nw, 4);
+	int k = uv_maps_new(b, nb, nw, 4);
 
 	if (k != 1) {
 		RA_NOTE("%s: %d new uverbs mappings, expected 1", name, k);
@@ -484,9 +437,9 @@ static struct ibv_cq *mk_cq(struct pair *p, int n, const char *name, struct ring
 static int mk_qp(struct pair *p, struct rdma_cm_id *id, struct ibv_qp_init_attr *qa,
 		 const char *sqn, struct ring **sq, const char *rqn, struct ring **rq, int locate)
 {
-	static struct mapping b[MAXMAP];
-	struct mapping nw[4];
-	int nb = maps_read(b);
+	static struct uv_map b[UV_MAPS_MAX];
+	struct uv_map nw[4];
+	int nb = uv_maps_read(b);
 	int rv = TC(S_MAIN, "rdma_create_qp", rdma_create_qp(id, p->pd, qa));
 
 	if (rv) {
@@ -495,7 +448,7 @@ static int mk_qp(struct pair *p, struct rdma_cm_id *id, struct ibv_qp_init_attr 
 	}
 	if (!locate)
 		return 0;
-	int k = maps_new(b, nb, nw, 4), want = qa->srq ? 1 : 2;
+	int k = uv_maps_new(b, nb, nw, 4), want = qa->srq ? 1 : 2;
 	size_t sl = page_up(qa->cap.max_send_wr * sizeof(struct siw_sqe));
 	size_t rl = page_up(qa->cap.max_recv_wr * sizeof(struct siw_rqe));
 
@@ -615,47 +568,49 @@ static void p_down(struct pair *p)
 	p->buf_s = NULL;
 }
 
+/* a call of the shared rdma_cm setup (lb_resolve, lb_connect), timed */
+static int tc_main(const char *name)
+{
+	return tc_begin(S_MAIN, name);
+}
+
+/* the passive side of p_up: the server QP (rings located), accepted */
+static int p_accept(struct rdma_cm_id *sid, struct rdma_conn_param *cp, void *arg)
+{
+	struct pair *p = arg;
+	const struct cfg *c = p->cfg;
+	struct ibv_qp_init_attr qa = { 0 };
+
+	p->sid = sid;
+	qa.qp_type = IBV_QPT_RC;
+	qa.send_cq = p->cq_srv_s;
+	qa.recv_cq = p->cq_srv_r;
+	qa.srq = p->srq;
+	qa.cap.max_send_wr = c->srv_sq;
+	qa.cap.max_recv_wr = p->srq ? 0 : c->srv_rq;
+	qa.cap.max_send_sge = SIW_MAX_SGE;
+	qa.cap.max_recv_sge = p->srq ? 0 : SIW_MAX_SGE;
+	if (p->sid->verbs != p->ctx) {
+		RA_NOTE("server id on another verbs context");
+		return -1;
+	}
+	if (mk_qp(p, p->sid, &qa, "server SQ", &p->sq_s, "server RQ", &p->rq_s, c->qp_rings) ||
+	    TC(S_MAIN, "rdma_accept", rdma_accept(p->sid, cp))) {
+		RA_NOTE("server create_qp/accept: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static int p_up(struct pair *p, const struct cfg *c, int prt)
 {
-	struct rdma_addrinfo hints = { 0 }, *res = NULL;
-	struct rdma_cm_event *ev;
 	struct rdma_conn_param cp = { 0 };
 	struct ibv_qp_init_attr qa;
-	char ps[16];
 
 	memset(p, 0, sizeof(*p));
-	p->ch = rdma_create_event_channel();
-	if (!p->ch)
+	p->cfg = c;
+	if (lb_resolve(&p->ch, &p->lid, &p->cid, addr, prt, tmo))
 		return -1;
-	if (TC(S_MAIN, "rdma_create_id", rdma_create_id(p->ch, &p->lid, NULL, RDMA_PS_TCP)) ||
-	    TC(S_MAIN, "rdma_create_id", rdma_create_id(p->ch, &p->cid, NULL, RDMA_PS_TCP)))
-		return -1;
-	snprintf(ps, sizeof(ps), "%d", prt);
-	hints.ai_flags = RAI_PASSIVE;
-	hints.ai_port_space = RDMA_PS_TCP;
-	if (rdma_getaddrinfo(addr, ps, &hints, &res)) {
-		RA_NOTE("rdma_getaddrinfo(%s): %s", addr, strerror(errno));
-		return -1;
-	}
-	if (TC(S_MAIN, "rdma_bind_addr", rdma_bind_addr(p->lid, res->ai_src_addr)) ||
-	    TC(S_MAIN, "rdma_listen", rdma_listen(p->lid, 4)) ||
-	    TC(S_MAIN, "rdma_resolve_addr",
-	       rdma_resolve_addr(p->cid, NULL, res->ai_src_addr, 2000))) {
-		RA_NOTE("bind/listen/resolve %s:%d: %s", addr, prt, strerror(errno));
-		rdma_freeaddrinfo(res);
-		return -1;
-	}
-	rdma_freeaddrinfo(res);
-	ev = cm_expect(p->ch, RDMA_CM_EVENT_ADDR_RESOLVED, tmo);
-	if (!ev)
-		return -1;
-	rdma_ack_cm_event(ev);
-	if (TC(S_MAIN, "rdma_resolve_route", rdma_resolve_route(p->cid, 2000)))
-		return -1;
-	ev = cm_expect(p->ch, RDMA_CM_EVENT_ROUTE_RESOLVED, tmo);
-	if (!ev)
-		return -1;
-	rdma_ack_cm_event(ev);
 	p->ctx = p->cid->verbs;
 	nonblock(p->ctx->async_fd);
 	p->pd = TC(S_MAIN, "ibv_alloc_pd", ibv_alloc_pd(p->ctx));
@@ -669,9 +624,9 @@ static int p_up(struct pair *p, const struct cfg *c, int prt)
 	if (!p->cq_cli || !p->cq_srv_s || !p->cq_srv_r)
 		return -1;
 	if (!c->srv_rq) {
-		static struct mapping b[MAXMAP];
-		struct mapping nw[4];
-		int nb = maps_read(b);
+		static struct uv_map b[UV_MAPS_MAX];
+		struct uv_map nw[4];
+		int nb = uv_maps_read(b);
 		struct ibv_srq_init_attr sa = { .attr = { .max_wr = c->srq, .max_sge = 1 } };
 
 		p->srq = TC(S_MAIN, "ibv_create_srq", ibv_create_srq(p->pd, &sa));
@@ -680,7 +635,7 @@ static int p_up(struct pair *p, const struct cfg *c, int prt)
 			return -1;
 		}
 		if (c->qp_rings) {
-			int k = maps_new(b, nb, nw, 4);
+			int k = uv_maps_new(b, nb, nw, 4);
 
 			if (k == 1)
 				p->rq_s = ring_add(p, RK_RQ, "SRQ", &nw[0], sa.attr.max_wr);
@@ -713,52 +668,8 @@ static int p_up(struct pair *p, const struct cfg *c, int prt)
 	cp.responder_resources = 4;
 	cp.initiator_depth = 4;
 	cp.retry_count = 7;
-	if (TC(S_MAIN, "rdma_connect", rdma_connect(p->cid, &cp))) {
-		RA_NOTE("rdma_connect: %s", strerror(errno));
+	if (lb_connect(p->ch, p->cid, &cp, p_accept, p, tmo))
 		return -1;
-	}
-	int est = 0;
-	double end = now_s() + tmo;
-
-	while (est < 2) {
-		ev = cm_wait(p->ch, end - now_s());
-		if (!ev) {
-			RA_NOTE("loopback connect timed out");
-			return -1;
-		}
-		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
-			p->sid = ev->id;
-			memset(&qa, 0, sizeof(qa));
-			qa.qp_type = IBV_QPT_RC;
-			qa.send_cq = p->cq_srv_s;
-			qa.recv_cq = p->cq_srv_r;
-			qa.srq = p->srq;
-			qa.cap.max_send_wr = c->srv_sq;
-			qa.cap.max_recv_wr = p->srq ? 0 : c->srv_rq;
-			qa.cap.max_send_sge = SIW_MAX_SGE;
-			qa.cap.max_recv_sge = p->srq ? 0 : SIW_MAX_SGE;
-			if (p->sid->verbs != p->ctx) {
-				RA_NOTE("server id on another verbs context");
-				rdma_ack_cm_event(ev);
-				return -1;
-			}
-			if (mk_qp(p, p->sid, &qa, "server SQ", &p->sq_s, "server RQ", &p->rq_s,
-				  c->qp_rings) ||
-			    TC(S_MAIN, "rdma_accept", rdma_accept(p->sid, &cp))) {
-				RA_NOTE("server create_qp/accept: %s", strerror(errno));
-				rdma_ack_cm_event(ev);
-				return -1;
-			}
-		} else if (ev->event == RDMA_CM_EVENT_ESTABLISHED) {
-			est++;
-		} else {
-			RA_NOTE("loopback connect: unexpected %s status %d",
-				rdma_event_str(ev->event), ev->status);
-			rdma_ack_cm_event(ev);
-			return -1;
-		}
-		rdma_ack_cm_event(ev);
-	}
 	/* templates of plausible WQEs: towards the peer's buffer */
 	for (int i = 0; i < p->nr; i++) {
 		struct ring *r = &p->r[i];
@@ -1633,12 +1544,6 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	while ((c = getopt(argc, argv, "a:p:t:r:P:L:l:S:T:m:Q:W")) != -1) {
 		switch (c) {
-		case 'a':
-			addr = optarg;
-			break;
-		case 'p':
-			port = atoi(optarg);
-			break;
 		case 't':
 			duration = atof(optarg);
 			break;
@@ -1670,6 +1575,8 @@ int main(int argc, char **argv)
 			strict = 1;
 			break;
 		default:
+			if (lb_opt(c, optarg, &addr, &port))
+				break;
 			addr = NULL;
 			optind = argc;
 			break;
@@ -1684,13 +1591,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	t_call_begin = tc_main;
+	t_call_end = tc_end;
 	atomic_store(&stuck_ms, (long long)(stuck_s * 1e3));
 	/* a round can overrun -t by its own length and the watchdog's limits */
 	double budget = duration + 2 * long_s + 8 * phase_s + 4 * (stuck_s + 20) + 6 * tmo + 120;
 
 	hard_deadline = now_s() + budget;
-	signal(SIGALRM, on_alarm);
-	alarm((unsigned int)budget + 30);
+	t_alarm((unsigned int)budget + 30, "FAIL - siw_ringattack: alarm (hang)\n");
 	RA_NOTE("siw_ringattack -m %s on %s: -t %.0f -P %.2f -L %.0f, limit %.1f s per call, writers paused after %.1f s; %d CPUs",
 		mode, addr, duration, phase_s, long_s, limit_s, stuck_s, ncpus_online());
 

@@ -33,7 +33,6 @@
 #include <unistd.h>
 #include <time.h>
 #include <sys/stat.h>
-#include <arpa/inet.h>
 #include "common.h"
 
 struct conn {
@@ -104,25 +103,15 @@ static int wait_file(const char *path, double t)
 
 static int do_server(const char *ap, int nrecv, size_t size, double t)
 {
-	struct rdma_event_channel *ch = rdma_create_event_channel();
-	struct rdma_cm_id *lid, *id = NULL;
+	struct rdma_event_channel *ch = cm_channel();
+	struct rdma_cm_id *lid = cm_listen(ch, ap, NULL, 1), *id = NULL;
 	struct rdma_conn_param cp = { 0 };
 	struct rdma_cm_event *ev;
-	struct sockaddr_in sa;
 	struct conn c = { 0 };
 	double end = now_s() + t;
 	long recvd = 0, rerr = 0;
 	int done = 0;
 
-	if (!ch)
-		DIE("rdma_create_event_channel: %s", strerror(errno));
-	parse_addr_port(ap, &sa);
-	if (rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP))
-		DIE("rdma_create_id: %s", strerror(errno));
-	if (rdma_bind_addr(lid, (struct sockaddr *)&sa))
-		DIE("rdma_bind_addr %s: %s", ap, strerror(errno));
-	if (rdma_listen(lid, 1))
-		DIE("rdma_listen %s: %s", ap, strerror(errno));
 	NOTE("listening");
 	ev = cm_expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST, t);
 	if (!ev)
@@ -186,33 +175,15 @@ static int do_server(const char *ap, int nrecv, size_t size, double t)
 static int do_client(const char *ap, int nsend, size_t size, double t,
 		     const char *postfile, const char *gofile)
 {
-	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_event_channel *ch = cm_channel();
+	struct rdma_cm_id *id = cm_resolve(ch, ap);
 	struct rdma_conn_param cp = { .responder_resources = 1,
 				      .initiator_depth = 1 };
 	struct rdma_cm_event *ev;
-	struct rdma_cm_id *id;
-	struct sockaddr_in sa;
 	struct conn c = { 0 };
 	int ok = 0, flushed = 0, other = 0, got = 0;
 	double t0;
 
-	if (!ch)
-		DIE("rdma_create_event_channel: %s", strerror(errno));
-	parse_addr_port(ap, &sa);
-	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP))
-		DIE("rdma_create_id: %s", strerror(errno));
-	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&sa, 2000))
-		DIE("rdma_resolve_addr: %s", strerror(errno));
-	ev = cm_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, 10);
-	if (!ev)
-		DIE("address %s not resolved", ap);
-	rdma_ack_cm_event(ev);
-	if (rdma_resolve_route(id, 2000))
-		DIE("rdma_resolve_route: %s", strerror(errno));
-	ev = cm_expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, 10);
-	if (!ev)
-		DIE("route to %s not resolved", ap);
-	rdma_ack_cm_event(ev);
 	conn_setup(&c, id, nsend, 1, size);
 	if (rdma_connect(id, &cp))
 		DIE("rdma_connect: %s", strerror(errno));
