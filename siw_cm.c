@@ -648,7 +648,7 @@ static void siw_cep_close(struct siw_cep *cep, bool abort, int status)
 	}
 	if (cep->qp) {
 		siw_qp_put(cep->qp);
-		cep->qp = NULL;
+		WRITE_ONCE(cep->qp, NULL);
 	}
 	if (id) {
 		if (cep->cm_open) {
@@ -934,7 +934,8 @@ static int siw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	}
 	mutex_lock(&cep->mtx);
 	cep->active = true;
-	cep->qp = qp;
+	WRITE_ONCE(cep->qp, qp);
+	WRITE_ONCE(qp->cm_active, true);
 	cep->laddr = laddr;
 	cep->raddr = *raddr;
 	cep->rev = rev;
@@ -1212,7 +1213,7 @@ static int siw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 		rv = -EINVAL;
 		goto refuse;
 	}
-	cep->qp = qp;
+	WRITE_ONCE(cep->qp, qp);
 	spin_lock_bh(&qp->state_lock);
 	qstate = qp->attrs.state;
 	spin_unlock_bh(&qp->state_lock);
@@ -1391,6 +1392,32 @@ void siw_cm_qp_disconnect(struct siw_qp *qp, bool abortive)
 	if (cep && kref_get_unless_zero(&cep->ref)) {
 		siw_cep_kick(cep, abortive ? SIW_EV_ABORT : SIW_EV_DISCONNECT);
 		siw_cep_put(cep);
+	}
+	rcu_read_unlock();
+}
+
+/**
+ * siw_cm_qp_abort_connect - an IDLE QP goes to ERROR while it connects
+ * @qp: the QP
+ *
+ * Its connection is not the QP's yet (qp->cep is set at RTS), so the
+ * disconnect does not reach it; the endpoint holds a QP reference until
+ * it ends, and destroy would wait for the TCP connect or the MPA reply to
+ * time out (up to mpa_timeout_ms). Kill it now: CONNECT_REPLY with
+ * -ECONNABORTED, as when the device goes away.
+ */
+void siw_cm_qp_abort_connect(struct siw_qp *qp)
+{
+	struct siw_cep *cep;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(cep, &siw_ceps, all) {
+		if (!cep->active || READ_ONCE(cep->qp) != qp)
+			continue;
+		if (kref_get_unless_zero(&cep->ref)) {
+			siw_cep_kick(cep, SIW_EV_KILL);
+			siw_cep_put(cep);
+		}
 	}
 	rcu_read_unlock();
 }

@@ -328,6 +328,8 @@ void siw_qp_to_error(struct siw_qp *qp)
 		siw_qp_state_name[old]);
 	if (old != SIW_QP_IDLE && READ_ONCE(qp->cep))
 		siw_cm_qp_disconnect(qp, !qp->term_sent);
+	else if (old == SIW_QP_IDLE && READ_ONCE(qp->cm_active))
+		siw_cm_qp_abort_connect(qp);
 	siw_qp_flush(qp);
 }
 EXPORT_SYMBOL_IF_KUNIT(siw_qp_to_error);

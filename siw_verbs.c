@@ -484,8 +484,8 @@ static int siw_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return -EOPNOTSUPP;
 	}
 	if (attr->cqe < 1 || attr->cqe > SIW_MAX_CQE) {
-		siw_dbg(sdev, "CQ size %u out of 1..%u\n", attr->cqe,
-			SIW_MAX_CQE);
+		siw_warn(sdev, "CQ of %u entries refused: 1..%u (max_cqe)\n",
+			 attr->cqe, SIW_MAX_CQE);
 		return -EINVAL;
 	}
 	rv = siw_udata_check(sdev, udata, 0, sizeof(uresp));

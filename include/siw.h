@@ -40,7 +40,12 @@
 #define SIW_MAX_IRD		128
 #define SIW_MAX_SGE_RD		1
 #define SIW_MAX_CQ		(16 * 1024)
-#define SIW_MAX_CQE		(64 * 1024)
+/*
+ * libfabric's ofi_rxm asks for one CQ of (rx + tx size) x universe size,
+ * 262144 entries by default (libfabric 1.17): room for that four times
+ * over; a full CQ of 32-byte entries is 32 MiB, charged to the creator.
+ */
+#define SIW_MAX_CQE		(1024 * 1024)
 #define SIW_MAX_PD		(16 * 1024)
 #define SIW_MAX_MR		(64 * 1024)
 #define SIW_MAX_MR_SIZE		((u64)SZ_4G - 1)
@@ -699,6 +704,7 @@ struct siw_qp {
 	bool rtr_pending;		/* RTR message not yet sent */
 	bool tx_hold;			/* responder: wait for peer's RTR */
 	bool close_sent;		/* CLOSING: orderly close requested */
+	bool cm_active;			/* siw_connect() ran for it */
 
 	/* terminate to send / received */
 	u32 term_ctrl;
@@ -916,6 +922,7 @@ void siw_term_set(struct siw_qp *qp, unsigned int layer,
 int siw_create_listen(struct iw_cm_id *id, int backlog);
 int siw_destroy_listen(struct iw_cm_id *id);
 void siw_cm_qp_disconnect(struct siw_qp *qp, bool abortive);
+void siw_cm_qp_abort_connect(struct siw_qp *qp);
 extern const struct ib_device_ops siw_cm_ops;
 int siw_cm_init(void);
 void siw_cm_exit(void);

@@ -16,6 +16,10 @@
  *       (REJECTED; with -P its private data must start with DATA) or
  *       failed (REJECTED, UNREACHABLE or CONNECT_ERROR). Prints
  *       "# outcome EVENT status S after MS ms"; exit 0 iff it matches.
+ *       With -D MS: MS ms after rdma_connect, before any event, the QP
+ *       is destroyed (as rdma_destroy_ep does when a connect is given
+ *       up), which must return within -B MS ms (default 2000); prints
+ *       "# destroy_qp took MS ms"; then the outcome must be 'failed'.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -155,7 +159,7 @@ static int do_listen(int argc, char **argv, int reject, const char *pdata,
 }
 
 static int do_connect(const char *ap, const char *expect, const char *pdata,
-		      double t)
+		      double t, int drop_ms, int bound_ms)
 {
 	struct rdma_event_channel *ch = cm_channel();
 	struct rdma_cm_id *id = cm_resolve(ch, ap);
@@ -170,6 +174,18 @@ static int do_connect(const char *ap, const char *expect, const char *pdata,
 	t0 = now_s();
 	if (rdma_connect(id, &cp))
 		DIE("rdma_connect: %s", strerror(errno));
+	if (drop_ms >= 0) {
+		double d0;
+
+		usleep(drop_ms * 1000);
+		d0 = now_s();
+		drop_qp(id);
+		d0 = (now_s() - d0) * 1000;
+		printf("# destroy_qp took %.0f ms\n", d0);
+		CHECK(d0 <= bound_ms, "destroy_qp of a connecting QP returned within %d ms",
+		      bound_ms);
+		ok &= d0 <= bound_ms;
+	}
 	ev = cm_wait(ch, t);
 	if (!ev) {
 		printf("# outcome none after %.0f ms\n", (now_s() - t0) * 1000);
@@ -211,7 +227,8 @@ static int do_connect(const char *ap, const char *expect, const char *pdata,
 	}
 	if (ev)
 		rdma_ack_cm_event(ev);
-	drop_qp(id);
+	if (drop_ms < 0)
+		drop_qp(id);
 	rdma_destroy_id(id);
 	rdma_destroy_event_channel(ch);
 	return ok ? 0 : 1;
@@ -220,14 +237,14 @@ static int do_connect(const char *ap, const char *expect, const char *pdata,
 int main(int argc, char **argv)
 {
 	const char *mode, *expect = "established", *pdata = NULL;
-	int reject = 0, n = 1, c;
+	int reject = 0, n = 1, c, drop_ms = -1, bound_ms = 2000;
 	double t = 30;
 
 	if (argc < 2)
 		DIE("usage: siw_cmtest listen|connect ... (see the source)");
 	mode = argv[1];
 	optind = 2;
-	while ((c = getopt(argc, argv, "m:P:n:t:e:")) != -1) {
+	while ((c = getopt(argc, argv, "m:P:n:t:e:D:B:")) != -1) {
 		switch (c) {
 		case 'm':
 			reject = !strcmp(optarg, "reject");
@@ -244,6 +261,12 @@ int main(int argc, char **argv)
 		case 'e':
 			expect = optarg;
 			break;
+		case 'D':
+			drop_ms = atoi(optarg);
+			break;
+		case 'B':
+			bound_ms = atoi(optarg);
+			break;
 		default:
 			DIE("bad option");
 		}
@@ -253,6 +276,7 @@ int main(int argc, char **argv)
 		return do_listen(argc - optind, argv + optind, reject, pdata,
 				 n, t);
 	if (!strcmp(mode, "connect") && optind == argc - 1)
-		return do_connect(argv[optind], expect, pdata, t);
+		return do_connect(argv[optind], expect, pdata, t, drop_ms,
+				  bound_ms);
 	DIE("usage: siw_cmtest listen|connect ... (see the source)");
 }
