@@ -354,12 +354,12 @@ interop_main() {
 	local p=$IO_PORT0 dbg=0
 	is_debug_kernel && dbg=1
 	# 1. rping (size 4096 also captured: CRC off on the wire)
-	io_rping 64 "$(io_n 300 60 40)" $((p + 1))
+	io_rping 64 "$(io_n 300 30 40)" $((p + 1))
 	io_cap_start rping-nocrc $((p + 2))
-	io_rping 4096 "$(io_n 200 60 30)" $((p + 2))
+	io_rping 4096 "$(io_n 200 30 30)" $((p + 2))
 	io_cap_stop
 	io_wire_check 0 || true
-	io_rping 60000 "$(io_n 100 30 10)" $((p + 3))
+	io_rping 60000 "$(io_n 100 10 10)" $((p + 3))
 	# 2. datacheck, CRC off
 	io_datacheck datacheck-nocrc $((p + 4)) "$(io_n 150 50 25)" "$(scale 1048576 65536)" 1101
 	# 3. perftest
@@ -379,7 +379,7 @@ interop_main() {
 	fi
 	pair_barrier crc-on 120
 	io_cap_start rping-crc $((p + 8))
-	io_rping 4096 "$(io_n 100 40 20)" $((p + 8))
+	io_rping 4096 "$(io_n 100 20 20)" $((p + 8))
 	io_cap_stop
 	io_wire_check 1 || true
 	io_datacheck datacheck-crc $((p + 9)) "$(io_n 150 50 25)" "$(scale 1048576 65536)" 2202
