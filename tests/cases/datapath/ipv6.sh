@@ -3,14 +3,16 @@
 # veth1/veth2 also carry a ULA (fd00:88::1, ::2) and a link-local address
 # (fe80::88:1, ::2, given with its scope id). Over the ULA: rping with
 # data validation, a data-check (siw_datacheck: Send, Write, Read with
-# random SGLs, every byte checked) and perftest's ib_write_bw over
-# rdma_cm; over the link-local address: rping and the data-check. While
-# each runs, its TCP connection must be an IPv6 one (ss).
+# random SGLs, every byte checked); over the link-local address: the
+# same. While each data-check runs, its TCP connection must be an IPv6
+# one (ss). Not perftest: its -R client (4.5, Debian 12) resolves the
+# server as IPv4 only ("Address family for hostname not supported for
+# fd00:88::2", seen here 2026-12-02).
 # timeout: 500
 # timeout-debug: 1500
 source "$(dirname "$0")/../../lib/lib.sh"
 source "$SIW_TOP/tests/lib/caselib.sh"
-need_cmd rdma rping ss ib_write_bw
+need_cmd rdma rping ss
 need_tool siw_datacheck
 m=$(dmesg_mark)
 rdev_netns
@@ -69,10 +71,5 @@ datacheck_v6 datacheck-ula fd00:88::2 fd00:88::2
 rping_v6 rping-ll fe80::88:2%veth2 fe80::88:2%veth1
 datacheck_v6 datacheck-ll fe80::88:2%veth2 fe80::88:2%veth1
 
-# perftest over rdma_cm, IPv6 server address
-srv_cli_pt 300 wbw6 "$port" "ib_write_bw -R -p $port -s 65536 -n $(scale 500 50)" \
-	"ib_write_bw -R -p $port -s 65536 -n $(scale 500 50) fd00:88::2"
-((CLI_RC == 0 && SRV_RC == 0)) || fail "ib_write_bw -R over IPv6: client rc=$CLI_RC, server rc=$SRV_RC"
-pt_has_figures "$TMPD/wbw6.cli" || fail "ib_write_bw -R over IPv6: no result row"
 dmesg_problems_since "$m"
 echo "ipv6 passed"
