@@ -22,7 +22,7 @@ grep -qE "domain: +$RDEV2\$" "$TMPD/fi_info.log" ||
 	fail "fi_info -p verbs does not list $RDEV2: $(grep -E 'domain:' "$TMPD/fi_info.log" | sort -u | tr '\n' ' ')"
 info "fi_info lists $(grep -cE 'domain: ' "$TMPD/fi_info.log") verbs entries"
 
-iters=$(scale 100 20)
+iters=$(scale 20 5)
 bound=$(scale 120 600)
 port=19800
 # ping_pong NAME PROVIDER EP: one server and one client, every size, data
@@ -38,14 +38,17 @@ ping_pong() {
 	timeout "$bound" ip netns exec h1 fi_pingpong -p "$prov" -e "$ep" -d "$RDEV1" \
 		-P "$port" -I "$iters" -S all -c "$H2_IP" >"$TMPD/$name-cli.log" 2>&1 || rc=$?
 	sed "s/^/[$name client] /" "$TMPD/$name-cli.log"
-	wait_pid "$srv" 60 || { sed "s/^/[$name server] /" "$TMPD/$name-srv.log"; fail "$name: server failed"; }
+	src=0
+	wait_pid "$srv" 60 || src=$?
+	sed "s/^/[$name server] /" "$TMPD/$name-srv.log" | grep -vE '^\[[a-z]+ server\] [0-9]'
+	((src == 0)) || fail "$name: server exit $src (124: still running 60 s after its client, client rc=$rc): $(grep -m1 -E 'error|fail' "$TMPD/$name-srv.log")"
 	((rc == 0)) || fail "$name: client exit $rc (124: not done in ${bound} s): $(tail -n 2 "$TMPD/$name-cli.log" | tr '\n' ' ')"
 	# a row per size: "bytes iters total time MB/sec usec/xfer Mxfers/sec"
 	n=$(grep -cE '^[0-9]+[kmg]? +[0-9]+[kmg]? ' "$TMPD/$name-cli.log" || true)
 	((n >= 10)) || fail "$name: $n result rows, expected one per size (at least 10)"
 	info "$name: $n sizes, data checked"
 }
-ping_pong msg verbs msg
 ping_pong rdm "verbs;ofi_rxm" rdm
+ping_pong msg verbs msg
 dmesg_problems_since "$m"
 echo "libfabric passed"
