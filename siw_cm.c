@@ -1396,6 +1396,31 @@ void siw_cm_qp_disconnect(struct siw_qp *qp, bool abortive)
 	rcu_read_unlock();
 }
 
+/*
+ * Kick every endpoint in @net (all if NULL) or, with @qp, the active ones
+ * connecting that QP. Walked under RCU, not siw_ceps_lock: our reference
+ * may be the last, and the final put takes that lock to unlink the
+ * endpoint (endpoints are freed after a grace period, so the walk may go
+ * on past it).
+ */
+static void siw_cep_kick_where(struct net *net, struct siw_qp *qp, int ev)
+{
+	struct siw_cep *cep;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(cep, &siw_ceps, all) {
+		if (net && cep->net != net)
+			continue;
+		if (qp && (!cep->active || READ_ONCE(cep->qp) != qp))
+			continue;
+		if (kref_get_unless_zero(&cep->ref)) {
+			siw_cep_kick(cep, ev);
+			siw_cep_put(cep);
+		}
+	}
+	rcu_read_unlock();
+}
+
 /**
  * siw_cm_qp_abort_connect - an IDLE QP goes to ERROR while it connects
  * @qp: the QP
@@ -1408,18 +1433,7 @@ void siw_cm_qp_disconnect(struct siw_qp *qp, bool abortive)
  */
 void siw_cm_qp_abort_connect(struct siw_qp *qp)
 {
-	struct siw_cep *cep;
-
-	rcu_read_lock();
-	list_for_each_entry_rcu(cep, &siw_ceps, all) {
-		if (!cep->active || READ_ONCE(cep->qp) != qp)
-			continue;
-		if (kref_get_unless_zero(&cep->ref)) {
-			siw_cep_kick(cep, SIW_EV_KILL);
-			siw_cep_put(cep);
-		}
-	}
-	rcu_read_unlock();
+	siw_cep_kick_where(NULL, qp, SIW_EV_KILL);
 }
 
 /* -------------------------------------------------------- state machine */
@@ -1510,26 +1524,10 @@ static void siw_cep_timer(struct work_struct *w)
 
 /* -------------------------------------------------- namespace, module */
 
-/*
- * Kick every endpoint in @net (or all, for NULL) with @ev. The list is
- * walked under RCU, not siw_ceps_lock: our reference may be the last,
- * and the final put takes that lock to unlink the endpoint (endpoints
- * are freed after a grace period, so the walk may go on past it).
- */
+/* Kick every endpoint in @net (or all, for NULL) with @ev. */
 void siw_cep_kick_all(struct net *net, int ev)
 {
-	struct siw_cep *cep;
-
-	rcu_read_lock();
-	list_for_each_entry_rcu(cep, &siw_ceps, all) {
-		if (net && cep->net != net)
-			continue;
-		if (kref_get_unless_zero(&cep->ref)) {
-			siw_cep_kick(cep, ev);
-			siw_cep_put(cep);
-		}
-	}
-	rcu_read_unlock();
+	siw_cep_kick_where(net, NULL, ev);
 }
 EXPORT_SYMBOL_IF_KUNIT(siw_cep_kick_all);
 
