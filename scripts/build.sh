@@ -16,8 +16,11 @@ out=$top/build/$kver
 mkdir -p "$out"
 [[ -e $top/Makefile || -e $top/Kbuild ]] || { echo "build.sh: no Makefile/Kbuild at $top (module sources missing)" >&2; exit 1; }
 # Only source files are included; --delete drops stale sources but keeps
-# build products (excluded files are never deleted).
-rsync -a --delete \
+# build products (excluded files are never deleted). No -t: a changed file
+# gets the copy's time, so make rebuilds it even when the source is older
+# than the object of its previous version (a header edited before the last
+# build of another tree); unchanged files, by checksum, are not touched.
+rsync -rlp --checksum --delete \
 	--include='/*.c' --include='/*.h' --include='/Kbuild' --include='/Makefile' \
 	--include='/Kconfig' --include='/VERSION' --include='/include/***' \
 	--include='/tests/' --include='/tests/kunit/***' \
