@@ -87,7 +87,7 @@ static enum ib_wc_status siw_sqe_check(struct siw_qp *qp,
 }
 
 /**
- * siw_sqe_fetch - take the next SQE from the send ring into @wqe
+ * siw_sqe_take - take the next SQE from the send ring into @wqe
  * @qp: the QP
  * @wqe: private copy to fill
  * @flush: taking it off to flush it: no fence or ORD wait
@@ -97,7 +97,7 @@ static enum ib_wc_status siw_sqe_check(struct siw_qp *qp,
  * ring), or -EINVAL for a malformed WQE (taken off the ring; @wqe->status
  * says how to complete it).
  */
-int siw_sqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe, bool flush)
+static int siw_sqe_take(struct siw_qp *qp, struct siw_wqe *wqe, bool flush)
 {
 	struct siw_sqe *slot;
 	unsigned long flags;
@@ -286,20 +286,6 @@ static int siw_rqe_take(struct siw_qp *qp, struct siw_wqe *wqe, bool flush)
 }
 
 /**
- * siw_rqe_fetch - the RX engine takes the next receive WQE
- * @qp: the QP
- * @wqe: the RX engine's WQE (qp->rx.rdmap.rwqe), marked active even when
- *	malformed: the caller completes it either way
- *
- * Return: as siw_rqe_take().
- */
-int siw_rqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe)
-{
-	return siw_rqe_take(qp, wqe, false);
-}
-EXPORT_SYMBOL_IF_KUNIT(siw_rqe_fetch);
-
-/**
  * siw_wqe_resolve - look up and check the local MRs of a WQE's SGL
  * @qp: the QP
  * @wqe: WQE with a validated SGL
@@ -308,7 +294,8 @@ EXPORT_SYMBOL_IF_KUNIT(siw_rqe_fetch);
  * References are held in @wqe->mr until siw_wqe_release().
  * Returns IB_WC_SUCCESS or the completion status for the failure.
  */
-int siw_wqe_resolve(struct siw_qp *qp, struct siw_wqe *wqe, bool write)
+static int siw_wqe_resolve(struct siw_qp *qp, struct siw_wqe *wqe,
+			   bool write)
 {
 	struct siw_sqe *sqe = &wqe->sqe;
 	int i;
@@ -352,6 +339,70 @@ void siw_wqe_release(struct siw_wqe *wqe)
 	}
 	wqe->active = false;
 }
+
+/**
+ * siw_sqe_fetch - the transmitter takes the next SQE, ready to go out
+ * @qp: the QP
+ * @wqe: the transmitter's WQE (qp->tx.sq_wqe)
+ *
+ * The SQE is checked and the local memory of its SGL resolved (a Read
+ * writes its sink); a local invalidate or fast register has none.
+ *
+ * Return: 0, -ENOENT if the ring is empty, -EBUSY if the next SQE must
+ * wait (it stays in the ring, siw_sqe_take()), or -EINVAL for an SQE
+ * taken off the ring that is malformed or whose memory is not
+ * accessible: marked active, the caller completes it with @wqe->status.
+ */
+int siw_sqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe)
+{
+	struct siw_sqe *sqe = &wqe->sqe;
+	int rv;
+
+	rv = siw_sqe_take(qp, wqe, false);
+	if (rv == -ENOENT || rv == -EBUSY)
+		return rv;
+	if (rv) {
+		wqe->active = true;
+		return -EINVAL;
+	}
+	if (sqe->opcode == SIW_OP_INVAL_STAG || sqe->opcode == SIW_OP_REG_MR)
+		return 0;
+	rv = siw_wqe_resolve(qp, wqe, siw_sqe_is_read(sqe));
+	if (rv != IB_WC_SUCCESS) {
+		wqe->status = rv;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * siw_rqe_fetch - the RX engine takes the next receive WQE
+ * @qp: the QP
+ * @wqe: the RX engine's WQE (qp->rx.rdmap.rwqe), marked active even when
+ *	malformed or not accessible: the caller completes it either way
+ *
+ * The RQE is checked and the local memory of its SGL resolved for
+ * writing.
+ *
+ * Return: 0, as siw_rqe_take() (-ENOENT, -ESHUTDOWN, -EINVAL), or
+ * -EACCES if its memory is not accessible (@wqe->status says how to
+ * complete it).
+ */
+int siw_rqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe)
+{
+	int rv;
+
+	rv = siw_rqe_take(qp, wqe, false);
+	if (rv)
+		return rv;
+	rv = siw_wqe_resolve(qp, wqe, true);
+	if (rv != IB_WC_SUCCESS) {
+		wqe->status = rv;
+		return -EACCES;
+	}
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(siw_rqe_fetch);
 
 /* ------------------------------------------------------------- ORQ */
 
@@ -417,7 +468,7 @@ void siw_qp_flush_sq(struct siw_qp *qp)
 	u32 n;
 
 	for (n = 0; n < qp->attrs.sq_size; n++) {
-		if (siw_sqe_fetch(qp, &wqe, true) == -ENOENT)
+		if (siw_sqe_take(qp, &wqe, true) == -ENOENT)
 			break;
 		siw_wqe_release(&wqe);
 		/* flush errors always complete, signaled or not */

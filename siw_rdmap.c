@@ -518,18 +518,13 @@ static int siw_rx_send_begin(struct siw_qp *qp, struct siw_wqe *w)
 				    TERM_RDMAP_ETYPE_LOCAL_CATA, 0,
 				    "Send for a QP in error");
 	if (rv) {
-		w->active = true;
+		/* malformed or not accessible: still ours to complete */
 		siw_wqe_complete(qp, w, w->status, true, 0, 0, false);
 		return siw_rx_error(e, TERM_LAYER_RDMAP,
 				    TERM_RDMAP_ETYPE_LOCAL_CATA, 0,
+				    rv == -EACCES ?
+				    "receive buffer not accessible" :
 				    "malformed receive WQE");
-	}
-	rv = siw_wqe_resolve(qp, w, true);
-	if (rv != IB_WC_SUCCESS) {
-		siw_wqe_complete(qp, w, rv, true, 0, 0, false);
-		return siw_rx_error(e, TERM_LAYER_RDMAP,
-				    TERM_RDMAP_ETYPE_LOCAL_CATA, 0,
-				    "receive buffer not accessible");
 	}
 	return 0;
 }

@@ -56,11 +56,10 @@ static int siw_tx_start_sqe(struct siw_qp *qp)
 	struct siw_sqe *sqe = &wqe->sqe;
 	int rv;
 
-	rv = siw_sqe_fetch(qp, wqe, false);
+	rv = siw_sqe_fetch(qp, wqe);
 	if (rv == -ENOENT || rv == -EBUSY)
 		return rv;
 	if (rv) {
-		wqe->active = true;
 		siw_tx_fail(qp, wqe, wqe->status);
 		return -EINVAL;
 	}
@@ -70,13 +69,6 @@ static int siw_tx_start_sqe(struct siw_qp *qp)
 			return -EINVAL;
 		}
 		return -EAGAIN;		/* nothing to send: next one */
-	}
-	/* a Read writes its local sink */
-	rv = siw_wqe_resolve(qp, wqe, sqe->opcode == SIW_OP_READ ||
-			     sqe->opcode == SIW_OP_READ_LOCAL_INV);
-	if (rv != IB_WC_SUCCESS) {
-		siw_tx_fail(qp, wqe, rv);
-		return -EINVAL;
 	}
 	return siw_rdmap_tx_start(qp, wqe);
 }

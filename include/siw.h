@@ -771,9 +771,8 @@ void siw_qp_wq_exit(void);
  * SQ (the transmitter), the RQ or SRQ and the ORQ (the RX engine); a QP
  * in ERROR has them flushed.
  */
-int siw_sqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe, bool flush);
+int siw_sqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe);
 int siw_rqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe);
-int siw_wqe_resolve(struct siw_qp *qp, struct siw_wqe *wqe, bool recv);
 void siw_wqe_release(struct siw_wqe *wqe);
 bool siw_orq_pop(struct siw_qp *qp, struct siw_wqe *w);
 bool siw_orq_pop_before(struct siw_qp *qp, struct siw_wqe *w, u32 msn);
