@@ -337,7 +337,8 @@ void siw_wqe_release(struct siw_wqe *wqe)
 			wqe->mr[i] = NULL;
 		}
 	}
-	wqe->active = false;
+	/* flushers read the RX engine's WQE's flag without its lock */
+	WRITE_ONCE(wqe->active, false);
 }
 
 /**
