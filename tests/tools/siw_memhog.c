@@ -67,6 +67,38 @@ static long cg_now(void)
 	return t ? strtol(t, NULL, 10) : -1;
 }
 
+static long now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static long sys_used(void);
+
+/*
+ * The system's use once what was freed late (RCU callbacks, work items,
+ * per-CPU page lists) has come back: the lowest reading, taken every 100
+ * ms, until it is back at @base or has not gone down for 2 s (15 s at
+ * most). A leak stays above @base however long this waits.
+ */
+static long settled_used(long base)
+{
+	long t0 = now_ms(), low = sys_used(), last = t0, t, u;
+
+	while (low > base && (t = now_ms()) - last < 2000 && t - t0 < 15000) {
+		usleep(100000);
+		u = sys_used();
+		if (u < low - 65536) {
+			low = u;
+			last = now_ms();
+		}
+	}
+	NOTE("after freeing: settled in %ld ms", now_ms() - t0);
+	return low;
+}
+
 /* MemTotal - MemAvailable, in bytes */
 static long sys_used(void)
 {
@@ -252,8 +284,7 @@ int main(int argc, char **argv)
 		if (rv)
 			DIE("destroying %s %ld of %ld: %s", kind, i, n, strerror(rv));
 	}
-	usleep(500000);
-	used2 = sys_used();
+	used2 = settled_used(used0);
 	cg2 = cg_now();
 	printf("freed d_used_kib=%ld d_cg_kib=%ld\n", (used2 - used0) / 1024, (cg2 - cg0) / 1024);
 	if (scq)
