@@ -13,7 +13,8 @@ pkgs=(
 	qemu-system-x86 busybox-static kmod cpio iproute2 iputils-ping python3 procps coreutils
 	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest
 	libibverbs-dev librdmacm-dev iperf3 nvme-cli tshark tcpdump fio sparse nfs-kernel-server
-	gnuplot-nox linux-perf qperf
+	gnuplot-nox linux-perf qperf libfabric-bin
+	open-iscsi openmpi-bin libopenmpi-dev ksmbd-tools cifs-utils xfsprogs
 	mandoc groff man-db systemd
 )
 

@@ -30,12 +30,12 @@ port=19800
 ping_pong() {
 	local name=$1 prov=$2 ep=$3 rc=0 srv
 	port=$((port + 1))
-	ip netns exec h2 timeout "$bound" fi_pingpong -p "$prov" -e "$ep" -d "$RDEV2" \
+	ip netns exec h2 timeout "$bound" env FI_LOG_LEVEL=warn fi_pingpong -p "$prov" -e "$ep" -d "$RDEV2" \
 		-B "$port" -I "$iters" -S all -c >"$TMPD/$name-srv.log" 2>&1 &
 	srv=$!
 	on_exit "kill $srv 2>/dev/null"
 	wait_listen h2 "$port"
-	timeout "$bound" ip netns exec h1 fi_pingpong -p "$prov" -e "$ep" -d "$RDEV1" \
+	timeout "$bound" ip netns exec h1 env FI_LOG_LEVEL=warn fi_pingpong -p "$prov" -e "$ep" -d "$RDEV1" \
 		-P "$port" -I "$iters" -S all -c "$H2_IP" >"$TMPD/$name-cli.log" 2>&1 || rc=$?
 	sed "s/^/[$name client] /" "$TMPD/$name-cli.log"
 	src=0
