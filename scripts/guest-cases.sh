@@ -24,13 +24,16 @@ mkdir -p "$out"
 
 peer_ok=1
 if [[ -n ${SIW_ROLE:-} ]]; then
-	# Wait for the other guest on the private link.
+	# Wait for the other guests on the private link.
 	end=$((SECONDS + 180))
-	until ping -c1 -W1 "$SIW_PEER_IP" >/dev/null 2>&1; do
-		if ((SECONDS >= end)); then peer_ok=0; break; fi
-		sleep 0.5
+	for ip in ${SIW_NODE_IPS:-$SIW_PEER_IP}; do
+		[[ $ip == "$SIW_MY_IP" ]] && continue
+		until ping -c1 -W1 "$ip" >/dev/null 2>&1; do
+			if ((SECONDS >= end)); then peer_ok=0; break; fi
+			sleep 0.5
+		done
+		((peer_ok)) || { echo "guest-cases: peer $ip unreachable"; break; }
 	done
-	((peer_ok)) || echo "guest-cases: peer $SIW_PEER_IP unreachable"
 fi
 
 i=0
@@ -47,8 +50,8 @@ for spec in $SIW_CASES; do
 	else
 		rc=0
 		if [[ -n ${SIW_ROLE:-} ]]; then
-			# Both guests start each case together.
-			(source "$top/tests/lib/lib.sh"; pair_barrier "case-$i-${name//\//-}" 600 $((46000 + i))) >"$of" 2>&1 || rc=1
+			# All guests start each case together.
+			(source "$top/tests/lib/lib.sh"; node_barrier "case-$i-${name//\//-}" 600 $((46000 + i))) >"$of" 2>&1 || rc=1
 		fi
 		if ((rc == 0)); then
 			# timeout makes itself a process-group leader and kills the whole

@@ -9,10 +9,15 @@
 #   --pair      two guests on one L2 link (qemu -netdev socket over
 #               127.0.0.1, free port); both run SCRIPT with SIW_ROLE=a|b,
 #               SIW_MY_IP/SIW_PEER_IP = 10.77.0.1 / 10.77.0.2 on eth0.
+#   --nodes N   N guests (3..9) on one L2 segment: qemu -netdev socket
+#               with a multicast group on 127.0.0.1 (group and port
+#               chosen per run); roles a, b, c, ...; SIW_MY_IP
+#               10.77.0.<n>, SIW_PEER_IP a's for the others and b's for
+#               a, SIW_NODE_IPS all of them in role order, SIW_NODES=N.
 #   --timeout S hard wall-clock limit per VM in seconds (default 900);
 #               qemu is killed after it.
 #   --log FILE  console log (default build/vm/logs/<kver>-<time>.log); in
-#               pair mode FILE.a / FILE.b style: <base>.a.log, <base>.b.log
+#               pair and nodes mode one per role: <base>.a.log, <base>.b.log
 #   --mem MIB   guest memory (default 2048; debug kernel >= 3072)
 #   --env V=X   a variable for the guest (repeatable)
 #   --env-only  the guest gets the --env variables only (tests/run); without
@@ -34,18 +39,20 @@
 # killed); 125 = guest ended without reporting a status (crash/panic);
 # 126 = setup error; 200 = the kernel log scan found a problem (Oops, BUG,
 # WARNING, KASAN, lockdep, kmemleak, ... see scripts/logscan.sh).
-# Pair mode: 200 if any scan failed, else the first non-zero of a, b.
+# Pair and nodes mode: 200 if any scan failed, else the first non-zero of
+# the roles in order.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=scripts/kernels.sh
 source "$top/scripts/kernels.sh"
 
-kernel=stock pair=0 wall=900 log='' mem='' quiet=0 env_only=0
+kernel=stock pair=0 nodes=1 wall=900 log='' mem='' quiet=0 env_only=0
 extra_env=()
 while (($#)); do
 	case $1 in
 	--kernel) kernel=$2; shift 2 ;;
 	--pair) pair=1; shift ;;
+	--nodes) nodes=$2; shift 2 ;;
 	--timeout) wall=$2; shift 2 ;;
 	--log) log=$2; shift 2 ;;
 	--mem) mem=$2; shift 2 ;;
@@ -58,6 +65,9 @@ while (($#)); do
 	esac
 done
 (($#)) || { echo "vm.sh: no guest script given" >&2; exit 126; }
+[[ $nodes =~ ^[1-9]$ ]] || { echo "vm.sh: --nodes takes 1..9" >&2; exit 126; }
+((nodes == 2)) && pair=1
+((pair)) && nodes=2
 script=$1; shift
 [[ $script == /* ]] || script=$top/$script
 [[ -e $script ]] || { echo "vm.sh: no such guest script: $script" >&2; exit 126; }
@@ -138,9 +148,14 @@ write_env() {
 		for v in "${pass_env[@]}" "${extra_env[@]}"; do printf 'export %s=%q\n' "${v%%=*}" "${v#*=}"; done
 		printf 'export SIW_TOP=%q SIW_KERNEL=%q\n' "$top" "$kname"
 		if [[ -n $role ]]; then
-			local me=1 peer=2
-			[[ $role == b ]] && me=2 peer=1
+			local me peer=1 i ips=''
+			me=$(($(printf '%d' "'$role") - 96))
+			((me == 1)) && peer=2
 			printf 'export SIW_ROLE=%s SIW_MY_IP=10.77.0.%s SIW_PEER_IP=10.77.0.%s\n' "$role" "$me" "$peer"
+			if ((nodes > 2)); then
+				for ((i = 1; i <= nodes; i++)); do ips+="${ips:+ }10.77.0.$i"; done
+				printf 'export SIW_NODES=%s SIW_NODE_IPS=%q\n' "$nodes" "$ips"
+			fi
 		fi
 		printf 'vm_timeout=%q\n' "$gtimeout"
 		printf 'vm_cmd=(%q' bash; printf ' %q' "$script" "$@"; printf ')\n'
@@ -223,6 +238,29 @@ if ((pair)); then
 	elif [[ $rca -ne 0 ]]; then rc=$rca
 	else rc=$rcb; fi
 	echo "vm.sh: $kver pair done in $(($(date +%s) - t0))s: a rc=$rca b rc=$rcb; logs $loga $logb" >&2
+elif ((nodes > 2)); then
+	# one L2 segment for N guests: each qemu joins a multicast group on
+	# 127.0.0.1 and sees every frame the others send (a hub)
+	base=${log%.log}
+	port=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	group=239.77.$((RANDOM % 250 + 1)).$((RANDOM % 250 + 1))
+	roles=() npids=() nrds=() nlogs=()
+	for ((i = 1; i <= nodes; i++)); do
+		r=$(printf "\\$(printf '%03o' $((96 + i)))")
+		roles+=("$r")
+		start_vm "$r" "$base.$r.log" -netdev "socket,id=n0,mcast=$group:$port,localaddr=127.0.0.1" \
+			-device virtio-net-pci,netdev=n0,mac=52:54:00:77:00:0$i
+		npids+=("$last_pid") nrds+=("$last_rd") nlogs+=("$base.$r.log")
+	done
+	rc=0 first=0 sum=''
+	for i in "${!roles[@]}"; do
+		finish "${roles[$i]}" "${npids[$i]}" "${nrds[$i]}" "${nlogs[$i]}"
+		sum+=" ${roles[$i]} rc=$vm_rc"
+		if ((vm_rc == 200)); then rc=200
+		elif ((vm_rc != 0 && first == 0)); then first=$vm_rc; fi
+	done
+	((rc == 200)) || rc=$first
+	echo "vm.sh: $kver $nodes nodes done in $(($(date +%s) - t0))s:$sum; logs $base.[${roles[*]}].log" >&2
 else
 	start_vm "" "$log"
 	finish "" "$last_pid" "$last_rd" "$log"; rc=$vm_rc

@@ -265,9 +265,9 @@ netns_cleanup() {
 _pair_hear() { # NAME TIMEOUT PORT -> the line on stdout
 	timeout "$2" busybox nc -l -p "$3" </dev/null || fail "barrier '$1': peer did not arrive in ${2}s"
 }
-_pair_say() { # NAME TIMEOUT PORT LINE
-	local end=$((SECONDS + $2))
-	until (exec 3<>"/dev/tcp/$SIW_PEER_IP/$3" && echo "$4" >&3) 2>/dev/null; do
+_pair_say() { # NAME TIMEOUT PORT LINE [HOST]
+	local end=$((SECONDS + $2)) host=${5:-$SIW_PEER_IP}
+	until (exec 3<>"/dev/tcp/$host/$3" && echo "$4" >&3) 2>/dev/null; do
 		((SECONDS < end)) || fail "barrier '$1': peer did not arrive in ${2}s"
 		sleep 0.2
 	done
@@ -282,6 +282,35 @@ pair_barrier() {
 		[[ $got == "$name" ]] || fail "barrier '$name': peer is at '$got'"
 	else
 		_pair_say "$name" "$t" "$port" "$name"
+	fi
+}
+# node_barrier NAME [TIMEOUT [PORT]]: every guest of the boot waits here
+# until all have arrived. A pair: pair_barrier. N nodes (SIW_NODES): each
+# node but a tells a on a port of its own (derived from PORT and its
+# role), a waits for all of them and then releases each on PORT. PORT:
+# fresh per call, as for pair_barrier.
+node_barrier() {
+	local name=$1 t=${2:-120} port=${3:-45999} got i r
+	if [[ -z ${SIW_NODES:-} ]]; then
+		pair_barrier "$name" "$t" "$port"
+		return
+	fi
+	local ips
+	read -ra ips <<<"$SIW_NODE_IPS"
+	if [[ $SIW_ROLE == a ]]; then
+		for ((i = 1; i < ${#ips[@]}; i++)); do
+			r=$(printf "\\$(printf '%03o' $((97 + i)))")
+			got=$(_pair_hear "$name" "$t" $((50000 + port % 1000 * 10 + i)))
+			[[ $got == "$name $r" ]] || fail "barrier '$name': node $r is at '$got'"
+		done
+		for ((i = 1; i < ${#ips[@]}; i++)); do
+			_pair_say "$name" "$t" "$port" "$name" "${ips[$i]}"
+		done
+	else
+		i=$(($(printf '%d' "'$SIW_ROLE") - 97))
+		_pair_say "$name" "$t" $((50000 + port % 1000 * 10 + i)) "$name $SIW_ROLE" "${ips[0]}"
+		got=$(_pair_hear "$name" "$t" "$port")
+		[[ $got == "$name" ]] || fail "barrier '$name': node a is at '$got'"
 	fi
 }
 # pair_or NAME FLAG [TIMEOUT]: a barrier at which both guests learn whether

@@ -64,6 +64,8 @@ ulp_siw_pair() {
 
 # (wait_for runs its arguments as a command: predicates, not "$(...)")
 ulp_no_qps() { [[ $(ulp_rdma_qps) == 0 ]]; }
+# ulp_listening PORT: a TCP listener on PORT in this netns
+ulp_listening() { ss -Hltn "sport = :$1" | grep -q .; }
 nvme_no_ctrl() { [[ -z $(nvme_ctrls "$1") ]]; }
 nvme_has_ctrl() { [[ -n $(nvme_ctrls "$1") ]]; }
 nvme_state_is() { [[ $(cat "/sys/class/nvme/$1/state" 2>/dev/null) == "$2" ]]; }
@@ -78,7 +80,7 @@ ulp_rdma_qps() { rdma res show qp link "$RDEV/1" 2>/dev/null | grep 'lqpn' | gre
 ULP_BARRIER_N=0
 ulp_barrier() {
 	ULP_BARRIER_N=$((ULP_BARRIER_N + 1))
-	pair_barrier "$1" "${2:-300}" $((46600 + ULP_BARRIER_N))
+	node_barrier "$1" "${2:-300}" $((46600 + ULP_BARRIER_N))
 }
 
 # ---- pattern data ----------------------------------------------------------
@@ -126,8 +128,8 @@ nullb_remove() {
 # ---- nvmet (target) --------------------------------------------------------
 # nvmet_up NQN IP DEV[:buffered]...: subsystem NQN (allow_any_host) with one
 # namespace per DEV (nsid 1, 2, ...; ":buffered" sets buffered_io for file
-# backing), port 1 rdma/ipv4 IP:$ULP_PORT linked to it. The nvmet_rdma
-# module is loaded with $NVMET_RDMA_PARAMS.
+# backing), port 1 rdma/$NVMET_ADRFAM (ipv4 unless set) IP:$ULP_PORT linked
+# to it. The nvmet_rdma module is loaded with $NVMET_RDMA_PARAMS.
 nvmet_up() {
 	local nqn=$1 ip=$2; shift 2
 	ulp_configfs
@@ -149,7 +151,7 @@ nvmet_up() {
 	local p=$NVMET_CFS/ports/1
 	mkdir "$p"
 	echo rdma >"$p/addr_trtype"
-	echo ipv4 >"$p/addr_adrfam"
+	echo "${NVMET_ADRFAM:-ipv4}" >"$p/addr_adrfam"
 	echo "$ip" >"$p/addr_traddr"
 	echo "$ULP_PORT" >"$p/addr_trsvcid"
 	nvmet_link "$nqn" || ulp_fail "nvmet: linking port 1 to $nqn failed (rdma listener on $ip:$ULP_PORT)"

@@ -4,8 +4,10 @@
  * (tests/cases/datapath/mpi.sh): rank 0 and every other rank ping-pong
  * messages of 1 byte to 4 MiB (each filled from its size, round and
  * sender, compared on arrival and on return), then all ranks run
- * Allreduce, Alltoall and Bcast with known answers. Prints one "ok -"
- * summary from rank 0; any mismatch prints "FAIL -" and aborts the job.
+ * Allreduce, Alltoall and Bcast with known answers. Rank 0 prints the
+ * ping-pong's half round trip and bandwidth by size with the last rank
+ * (on another host when the ranks fill hosts in order), then one "ok -"
+ * summary; any mismatch prints "FAIL -" and aborts the job.
  *
  * usage: siw_mpi [rounds]
  */
@@ -16,6 +18,7 @@
 #include <string.h>
 
 #define MAX_MSG (4u << 20)
+#define NSIZES 12 /* 1 B, 4 B, ... 4 MiB */
 
 static int rank, nranks;
 
@@ -44,26 +47,36 @@ static void check(const uint8_t *b, size_t size, int from, int round)
 			die("ping-pong payload differs", i);
 }
 
-/* rank 0 against @peer: one message each way per size and round */
+/*
+ * rank 0 against @peer: one message each way per size and round; @secs
+ * (rank 0) gets the round trips' time per size, filling and checking
+ * outside the timed part on both sides
+ */
 static unsigned long long pingpong(uint8_t *sb, uint8_t *rb, int peer,
-				   int rounds)
+				   int rounds, double *secs)
 {
 	unsigned long long bytes = 0;
+	double t;
 
 	for (int r = 0; r < rounds; r++) {
-		for (size_t size = 1; size <= MAX_MSG; size *= 4) {
+		int k = 0;
+
+		for (size_t size = 1; size <= MAX_MSG; size *= 4, k++) {
 			if (rank == 0) {
 				fill(sb, size, 0, r);
+				t = MPI_Wtime();
 				MPI_Send(sb, size, MPI_BYTE, peer, r, MPI_COMM_WORLD);
 				MPI_Recv(rb, size, MPI_BYTE, peer, r, MPI_COMM_WORLD,
 					 MPI_STATUS_IGNORE);
+				secs[k] += MPI_Wtime() - t;
 				check(rb, size, peer, r);
 			} else {
+				/* the answer is ready before the message comes */
+				fill(sb, size, rank, r);
 				MPI_Recv(rb, size, MPI_BYTE, 0, r, MPI_COMM_WORLD,
 					 MPI_STATUS_IGNORE);
-				check(rb, size, 0, r);
-				fill(sb, size, rank, r);
 				MPI_Send(sb, size, MPI_BYTE, 0, r, MPI_COMM_WORLD);
+				check(rb, size, 0, r);
 			}
 			bytes += 2 * size;
 		}
@@ -101,6 +114,7 @@ int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 3;
 	unsigned long long bytes = 0;
+	double secs[NSIZES];
 	uint8_t *sb, *rb;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -114,9 +128,18 @@ int main(int argc, char **argv)
 	if (!sb || !rb)
 		die("out of memory", 0);
 	for (int peer = 1; peer < nranks; peer++) {
+		memset(secs, 0, sizeof(secs));
 		if (rank == 0 || rank == peer)
-			bytes += pingpong(sb, rb, peer, rounds);
+			bytes += pingpong(sb, rb, peer, rounds, secs);
 		MPI_Barrier(MPI_COMM_WORLD);
+	}
+	/* secs: the last peer's, the one on the farthest host */
+	for (int k = 0; rank == 0 && k < NSIZES; k++) {
+		double half = secs[k] / rounds / 2;
+		size_t size = (size_t)1 << (2 * k);
+
+		printf("# pingpong 0<->%d: %8zu B %10.1f us %9.2f MB/s\n",
+		       nranks - 1, size, half * 1e6, size / half / 1e6);
 	}
 	collectives();
 	MPI_Barrier(MPI_COMM_WORLD);
