@@ -15,6 +15,7 @@ pkgs=(
 	libibverbs-dev librdmacm-dev iperf3 nvme-cli tshark tcpdump fio sparse nfs-kernel-server
 	gnuplot-nox linux-perf qperf libfabric-bin
 	open-iscsi openmpi-bin libopenmpi-dev ksmbd-tools cifs-utils xfsprogs
+	multipath-tools sg3-utils gawk
 	mandoc groff man-db systemd
 )
 

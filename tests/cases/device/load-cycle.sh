@@ -11,6 +11,7 @@ m=$(dmesg_mark)
 n=20
 is_debug_kernel && n=8
 n=${SIW_LOAD_CYCLES:-$n}
+[[ $n =~ ^[1-9][0-9]*$ ]] || fail "SIW_LOAD_CYCLES=$n: at least one cycle must run"
 for i in $(seq "$n"); do
 	out=$(modprobe siw 2>&1) || fail "cycle $i: modprobe: $out"
 	siw_is_ours || fail "cycle $i: loaded siw is not ours"
