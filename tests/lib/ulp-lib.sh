@@ -506,3 +506,41 @@ nfs_umount() {
 	((rc == 0)) || ulp_fail "umount $1 failed (rc=$rc): $out"
 	! mountpoint -q "$1" || ulp_fail "$1 still mounted"
 }
+
+# ---- SMB Direct --------------------------------------------------------------
+# smb_direct_required: skip unless this kernel's SMB client and server are
+# built with SMB Direct (such a kernel links cifs.ko and ksmbd.ko against
+# rdma_cm; Debian's are built without it)
+smb_direct_required() {
+	local mod
+	for mod in cifs:CIFS_SMB_DIRECT ksmbd:SMB_SERVER_SMBDIRECT; do
+		modinfo -F depends "${mod%:*}" 2>/dev/null | tr ',' '\n' | grep -qx rdma_cm ||
+			skip "$(uname -r) is built without CONFIG_${mod#*:} (SMB Direct): its ${mod%:*} module does not use rdma_cm"
+	done
+}
+# smb_server_up DIR: ksmbd shares DIR as [siw] for user root (password
+# siwtest); waits for its SMB Direct listener (iWARP: TCP port 5445)
+smb_server_up() {
+	local conf=$TMPD/ksmbd.conf db=$TMPD/ksmbdpwd.db
+	ulp_mod ksmbd
+	mkdir -p "$1"
+	printf '[global]\n\tserver signing = disabled\n[siw]\n\tpath = %s\n\tread only = no\n\tvalid users = root\n' \
+		"$1" >"$conf"
+	run ksmbd.adduser -c "$conf" -i "$db" -a root -p siwtest
+	setsid ksmbd.mountd -n -c "$conf" -u "$db" >"$TMPD/mountd.log" 2>&1 &
+	on_exit "ksmbd.control -s; kill $!"
+	wait_for 30 ulp_listening 5445 ||
+		ulp_fail "no SMB Direct listener on port 5445: $(ss -Hltn | tr '\n' ' '); mountd: $(tail -n 5 "$TMPD/mountd.log")"
+	wait_for 10 ulp_listening 445 || ulp_fail "ksmbd does not listen on TCP 445"
+}
+# smb_mount SERVER MNT: mount //SERVER/siw over SMB Direct; it must be an
+# RDMA session (the client's DebugData names SMBDirect)
+smb_mount() {
+	local out
+	ulp_mod cifs
+	out=$(mount -t cifs "//$1/siw" "$2" -o rdma,vers=3.1.1,username=root,password=siwtest 2>&1) ||
+		ulp_fail "mount -o rdma //$1/siw failed: $out"
+	on_exit "umount -f $2"
+	grep -q "SMBDirect" /proc/fs/cifs/DebugData ||
+		ulp_fail "mounted, but not over SMB Direct: $(head -c 2000 /proc/fs/cifs/DebugData)"
+}
