@@ -5,7 +5,8 @@
 # BT_GROUP=srp (see there). --full only. Not passing yet (2026-12-03,
 # stock): srp/001 and 016 pass, 003 and 004 are not run by blktests (no
 # legacy device mapper), the 11 tests with I/O through dm-multipath fail;
-# not analysed (the guest runs no udev, which multipath waits on).
+# blktests' srp/rc finds their devices as /dev/disk/by-id/dm-uuid-mpath-*,
+# links udev makes, and the guests run no udevd (next: udevd for this case).
 # timeout: 2400
 # timeout-debug: 6000
 BT_GROUP=srp
