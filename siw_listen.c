@@ -327,8 +327,15 @@ static void siw_lgroup_dispatch(struct siw_lgroup *grp, struct socket *ns)
 	siw_cep_set_state(cep, SIW_CEP_AWAIT_REQUEST);
 	siw_cep_arm(cep, siw_cm_mpa_timeout());
 	siw_cep_hook(cep, grp->orig_data_ready);
-	/* the request may have arrived before the hook */
-	siw_cep_kick(cep, SIW_EV_SOCK);
+	/*
+	 * The request may have arrived, or the peer left, before the hook:
+	 * no callback told us. Anything after it kicks by itself, so the
+	 * common case (nothing yet) needs no work item.
+	 */
+	if (!skb_queue_empty_lockless(&ns->sk->sk_receive_queue) ||
+	    READ_ONCE(ns->sk->sk_state) != TCP_ESTABLISHED ||
+	    READ_ONCE(ns->sk->sk_err))
+		siw_cep_kick(cep, SIW_EV_SOCK);
 	return;
 drop:
 	sock_release(ns);

@@ -640,7 +640,6 @@ static int siw_rx_rreq_done(struct siw_qp *qp)
 {
 	struct iwarp_read_req *r = (void *)qp->rx.hdr;
 	struct siw_irq_entry *e;
-	bool alone;
 
 	siw_stat_inc(qp->sdev, SIW_STAT_READ_REQ_RX);
 	siw_rx_release_hold(qp);
@@ -653,14 +652,9 @@ static int siw_rx_rreq_done(struct siw_qp *qp)
 	e->src_stag = be32_to_cpu(r->body.src_stag);
 	e->src_to = be64_to_cpu(r->body.src_to);
 	qp->irq_put++;
-	alone = qp->irq_put - qp->irq_get == 1;
 	spin_unlock_bh(&qp->orq_lock);
 
-	/* a lone request waits for its response: send it from this CPU */
-	if (alone)
-		siw_qp_schedule_tx_near(qp);
-	else
-		siw_qp_schedule_tx(qp);
+	siw_qp_schedule_tx(qp);
 	return 0;
 }
 

@@ -300,11 +300,6 @@ static void siw_tx_work(struct work_struct *w)
 	siw_tx_work_run(container_of(w, struct siw_qp, tx_work));
 }
 
-static void siw_tx_work_near(struct work_struct *w)
-{
-	siw_tx_work_run(container_of(w, struct siw_qp, tx_work_near));
-}
-
 /**
  * siw_tx_now - transmit from the caller's context
  * @qp: the QP; caller may sleep (the user QP doorbell)
@@ -329,13 +324,15 @@ void siw_tx_now(struct siw_qp *qp)
  * @qp: the QP, already in ERROR: whatever transmits after this only
  *	flushes and keeps off the socket
  *
- * Runs the TX work once more to flush what it owns, waits for it, and for
- * a doorbell transmitting inline (its mutex).
+ * Flushes what the transmitter owns from here (no worker to wake and wait
+ * for), then waits for a TX work still queued or running, and for a
+ * doorbell transmitting inline (its mutex).
  */
 void siw_tx_quiesce(struct siw_qp *qp)
 {
-	siw_qp_schedule_tx(qp);
-	flush_work(&qp->tx_work_near);
+	mutex_lock(&qp->tx_mutex);
+	siw_tx_run(qp, SIW_TX_BUDGET);
+	siw_tx_unlock(qp);
 	flush_work(&qp->tx_work);
 	mutex_lock(&qp->tx_mutex);
 	siw_tx_unlock(qp);
@@ -345,7 +342,6 @@ void siw_tx_quiesce(struct siw_qp *qp)
 int siw_tx_init(struct siw_qp *qp)
 {
 	INIT_WORK(&qp->tx_work, siw_tx_work);
-	INIT_WORK(&qp->tx_work_near, siw_tx_work_near);
 	mutex_init(&qp->tx_mutex);
 	return siw_zc_ctx_create(qp);
 }

@@ -690,7 +690,6 @@ struct siw_qp {
 
 	/* transmit: by tx_work, or inline from the user's doorbell */
 	struct work_struct tx_work;
-	struct work_struct tx_work_near;	/* the same, per-CPU queue */
 	struct mutex tx_mutex;		/* one transmitter at a time */
 	unsigned long tx_flags;		/* SIW_TX_AGAIN: work found it held */
 	struct siw_tx tx;
@@ -757,7 +756,6 @@ void siw_qp_llp_detach(struct siw_qp *qp);
 void siw_qp_close_graceful(struct siw_qp *qp);
 void siw_qp_sq_drained(struct siw_qp *qp);
 void siw_qp_schedule_tx(struct siw_qp *qp);
-void siw_qp_schedule_tx_near(struct siw_qp *qp);
 void siw_qp_tx_unblock(struct siw_qp *qp);
 void siw_qp_wake_tx(struct siw_qp *qp);
 void siw_qp_event(struct siw_qp *qp, enum ib_event_type type);

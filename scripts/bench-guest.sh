@@ -20,6 +20,9 @@
 #            are held (siw_cmrate qps / hold) -> $SIW_BENCH_OUT/mem.tsv
 #   profile  perf record -a -g during ib_write/read/send_bw (ours) and
 #            iperf3 -> $SIW_BENCH_OUT/profile-*.txt
+#   hops     scheduler/work queue/softirq events per connection and per
+#            64 B round trip (ours, ref) -> profile-hops-*.txt (not in the
+#            default list: scripts/bench.sh --hops)
 #   lat      64 B latency of ours, ref and rxe taking turns, round by round
 #            (SIW_BENCH_LAT_ROUNDS, 5): tests/bin/siw_lat (CLOCK_MONOTONIC)
 #            and perftest's ib_*_lat; after the other phases
@@ -460,6 +463,58 @@ bench_profile_cm() {
 	log "profile cm $1: $(sed -n 2,3p "$out/profile-cm-$1.txt" | tr '\n' ' ')"
 	rm -f /tmp/perf.data /tmp/perf-report.txt
 }
+# bench_hops IMPL: the hand-offs a connection and a 64 B round trip cost:
+# scheduler, work queue and softirq tracepoints counted with perf record -a
+# (no sampling: every event) during siw_cmrate rate and siw_lat write,
+# send and read -> profile-hops-IMPL.txt, events per connection or per
+# round trip: context switches, wake-ups (by the woken task's name), work
+# items (by function), softirqs (by vector), IPIs
+hops_events=(-e sched:sched_switch -e sched:sched_wakeup -e workqueue:workqueue_execute_start
+	-e irq:softirq_entry -e irq_vectors:call_function_single_entry -e irq_vectors:reschedule_entry)
+# hops_count N WHAT: /tmp/hops.data -> events per WHAT
+hops_count() {
+	perf script -i /tmp/hops.data -F event,trace 2>/dev/null | awk -v n="$1" -v what="$2" '
+		{ ev = $1; sub(/:$/, "", ev) }
+		ev == "sched:sched_switch" { c["switch"]++ }
+		ev == "sched:sched_wakeup" { t = $2; sub(/^comm=/, "", t); sub(/[:\/].*$/, "", t); sub(/[0-9]+$/, "", t)
+			c["wakeup"]++; w[t]++ }
+		ev == "workqueue:workqueue_execute_start" { f = $NF; c["work"]++; wk[f]++ }
+		ev == "irq:softirq_entry" { v = $NF; gsub(/[\[\]]|action=/, "", v); c["softirq"]++; sq[v]++ }
+		ev ~ /call_function_single_entry|reschedule_entry/ { c["ipi"]++ }
+		function per(x) { return x / n }
+		END {
+			printf "%6.2f context switches, %6.2f wake-ups, %6.2f work items, %6.2f softirqs, %6.2f IPIs per %s\n",
+				per(c["switch"]), per(c["wakeup"]), per(c["work"]), per(c["softirq"]), per(c["ipi"]), what
+			srt = "sort"
+			for (k in w) if (per(w[k]) >= 0.05) printf "  wake-ups of %-22s %6.2f\n", k, per(w[k]) | srt
+			for (k in wk) if (per(wk[k]) >= 0.05) printf "  work item %-24s %6.2f\n", k, per(wk[k]) | srt
+			for (k in sq) if (per(sq[k]) >= 0.05) printf "  softirq %-26s %6.2f\n", k, per(sq[k]) | srt
+			close(srt)
+		}'
+}
+bench_hops() {
+	perf_ready || return
+	local n op
+	[[ -d /sys/kernel/tracing/events ]] || mount -t tracefs nodev /sys/kernel/tracing
+	[[ $(perf list tracepoint 2>/dev/null) == *workqueue:workqueue_execute_start* ]] ||
+		{ log "hops: no tracepoints for perf"; return; }
+	n=$(sc 200)
+	{
+		echo "# $1: perf record -a of scheduler, work queue, softirq and IPI tracepoints (every event, both vCPUs, both ends)"
+		CM_WRAP="perf record -q -a ${hops_events[*]} -o /tmp/hops.data --" CM_N=$n bench_cm "hops_$1" h1 h2 $H2
+		echo "## $n rdma_cm connections (siw_cmrate rate; connect median $(cut -d' ' -f6 <<<"$cm_line") ms under perf)"
+		hops_count "$n" connection
+		n=$(sc 2000)
+		for op in write send read; do
+			LAT_WRAP="perf record -q -a ${hops_events[*]} -o /tmp/hops.data --" LAT_N=$n \
+				mono_lat "hops_$1" 1 "$op"
+			echo "## $n siw_lat $op round trips, 64 B (p50 half round trip under perf $(grep -F "hops_$1" "$raw" | tail -n 1 | cut -f5) us)"
+			hops_count "$n" "round trip"
+		done
+	} >"$out/profile-hops-$1.txt"
+	log "hops $1: $(grep -A1 '^## ' "$out/profile-hops-$1.txt" | grep -v '^--' | tr '\n' ' ')"
+	rm -f /tmp/hops.data
+}
 bench_profile_tcp() {
 	perf_ready || return
 	ip netns exec h2 iperf3 -s -1 -B $H2 -p 5202 >/tmp/iperf-s.log 2>&1 &
@@ -652,6 +707,7 @@ for impl in $impls; do
 	ours)
 		impl_up ours || continue
 		has profile && { bench_profile; bench_profile_lat ours; bench_profile_cm ours $H2; }
+		has hops && bench_hops ours
 		siw_phases ours
 		impl_down ours
 		;;
@@ -664,6 +720,7 @@ for impl in $impls; do
 	ref)
 		impl_up ref || continue
 		has profile && { bench_profile_lat ref; bench_profile_cm ref $H2; }
+		has hops && bench_hops ref
 		siw_phases ref
 		impl_down ref
 		;;

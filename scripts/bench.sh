@@ -12,6 +12,9 @@
 #   --profile     only the profile phase (perf record during ib_write/read/
 #                 send_bw of ours and iperf3, the latency and connection
 #                 profiles of ours and the reference siw): about 7 min
+#   --hops        only the hops phase: scheduler, work queue, softirq and
+#                 IPI events per connection and per 64 B round trip, ours
+#                 and the reference siw (build/bench-hops/, about 4 min)
 #   --reps N      repetitions per main-table measurement, median reported (3)
 #   --scale F     multiply the perftest iteration counts by F (1)
 #   --phases P    guest phases to run (default all; see bench-guest.sh)
@@ -38,6 +41,7 @@ while (($#)); do
 	case $1 in
 	--quick) quick=1 reps=1 scale=0.3; shift ;;
 	--profile) phases=profile impls="tcp ours ref"; shift ;;
+	--hops) phases=hops impls="ours ref"; shift ;;
 	--phases) phases=$2; shift 2 ;;
 	--reps) reps=$2; shift 2 ;;
 	--scale) scale=$2; shift 2 ;;
@@ -45,7 +49,7 @@ while (($#)); do
 	--docs) docs=1; shift ;;
 	--table-only) table_only=$2; shift 2 ;;
 	--clock) clock=$2; shift 2 ;;
-	-h | --help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -56,6 +60,7 @@ hpet) clock_args="clocksource=hpet" ;;
 esac
 out=$top/build/bench
 [[ $phases == profile ]] && out=$top/build/bench-profile
+[[ $phases == hops ]] && out=$top/build/bench-hops
 mkdir -p "$out"
 kver=$(scripts/kernels.sh kver stock)
 raw=$out/raw.tsv meta=$out/meta.txt

@@ -65,11 +65,6 @@ static inline void siw_kunit_tx_work(struct work_struct *w)
 	siw_qp_put(container_of(w, struct siw_qp, tx_work));
 }
 
-static inline void siw_kunit_tx_work_near(struct work_struct *w)
-{
-	siw_qp_put(container_of(w, struct siw_qp, tx_work_near));
-}
-
 /*
  * A kernel QP in test-managed memory in @sdev's QP table (siw_qp_init),
  * on @pd with @cq for both queues, in RTS; the caller sizes its queues.
@@ -88,7 +83,8 @@ static inline struct siw_qp *siw_kunit_qp(struct kunit *test,
 	qp->scq = cq;
 	qp->rcq = cq;
 	INIT_WORK(&qp->tx_work, siw_kunit_tx_work);
-	INIT_WORK(&qp->tx_work_near, siw_kunit_tx_work_near);
+	/* siw_qp_to_rts() transmits inline (nothing, with no socket) */
+	mutex_init(&qp->tx_mutex);
 	qp->attrs.state = SIW_QP_RTS;
 	return qp;
 }

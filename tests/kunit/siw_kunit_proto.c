@@ -512,7 +512,6 @@ static void rxt_exit(void *data)
 	struct rxt *t = data;
 
 	flush_work(&t->qp->tx_work);
-	flush_work(&t->qp->tx_work_near);
 	kfree_skb(t->qp->rx.stage);
 	xa_erase(&t->sdev->qp_xa, t->qp->id);
 	xa_erase(&t->sdev->mr_xa, RXT_STAG >> 8);
