@@ -122,10 +122,11 @@ bench_netns || { log "netns setup failed"; exit 1; }
 log "kernel $(uname -r), $(nproc) vCPUs, reps $reps, scale $scale, clock source $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
 
 # ---- TCP -------------------------------------------------------------------
+# bench_tcp [FIRST LAST]: runs FIRST..LAST (default 1..reps), labelled so
 bench_tcp() {
 	local r out c0 c1 t0 t1 bps bytes
 	command -v iperf3 >/dev/null || { log "iperf3 missing"; return; }
-	for r in $(seq "$reps"); do
+	for r in $(seq "${1:-1}" "${2:-$reps}"); do
 		ip netns exec h2 iperf3 -s -1 -B $H2 -p 5201 >/tmp/iperf-s.log 2>&1 &
 		local spid=$!
 		wait_for 10 sh -c "ip netns exec h2 ss -Hltn 'sport = :5201' | grep -q ."
@@ -186,7 +187,8 @@ done
 port=19100
 # bench_perf IMPL DEV1 DEV2 NS1 NS2 SERVER_IP REPS SPEC...: server (DEV2) in
 # NS2 ("-": init netns), client (DEV1) in NS1. An implementation whose
-# first two runs fail is given up for this call.
+# first two runs fail is given up for this call. PERF_REP: the rep number
+# to record (one rep per call, the table phase's turns)
 bench_perf() {
 	local impl=$1 d1=$2 d2=$3 ns1=$4 ns2=$5 sip=$6 nrep=$7
 	shift 7
@@ -201,7 +203,9 @@ bench_perf() {
 		[[ -n $flag ]] && qa+=("$flag")
 		# the steady state of a bandwidth run over the link (veth2 in h2)
 		[[ $kind == bw && $ns2 == h2 ]] && samp=1
-		for r in $(seq "$nrep"); do
+		local rr
+		for rr in $(seq "$nrep"); do
+			r=${PERF_REP:-$rr}
 			port=$((port + 1))
 			if ((nok == 0 && nfail >= 2)); then
 				row "$impl" "$name" "$r" fail "" "" "" "0 0" "0 0" 0 0
@@ -579,7 +583,6 @@ for spec in "${table_tests[@]}"; do [[ $spec == *" bw" ]] && bw_tests+=("$spec")
 # phases for the siw-like implementation IMPL on devices siw1/siw2 in h1/h2
 siw_phases() {
 	local impl=$1
-	has table && bench_perf "$impl" siw1 siw2 h1 h2 $H2 "$reps" "${table_tests[@]}"
 	has sweep && bench_perf "$impl" siw1 siw2 h1 h2 $H2 1 "${sweep_tests[@]}"
 	has qps && bench_perf "$impl" siw1 siw2 h1 h2 $H2 1 "${qp_tests[@]}"
 	has cm && bench_cm "$impl" h1 h2 $H2
@@ -696,12 +699,44 @@ bench_lat() {
 	done
 }
 
+# ---- the main table, implementations taking turns -----------------------------
+# Bandwidth drifts within a boot as latency does: each round runs every
+# implementation once (TCP, ours, its variants, the kernel's siw, rxe), so a
+# drift falls on all of them; ratios can be taken turn by turn (the rep
+# number is the round).
+bench_table() {
+	local r impl q
+	for r in $(seq "$reps"); do
+		for impl in $impls; do
+			q=quiet
+			((r == 1)) && q=
+			case $impl in
+			tcp) bench_tcp "$r" "$r" ;;
+			ours | ref | rxe)
+				impl_up "$impl" ${q:+"$q"} || continue
+				PERF_REP=$r bench_perf "$impl" "$D1" "$D2" "$N1" "$N2" "$SIP" 1 "${table_tests[@]}"
+				impl_down "$impl"
+				;;
+			ourszc | ourscrc)
+				impl_up "$impl" ${q:+"$q"} || continue
+				PERF_REP=$r bench_perf "$impl" siw1 siw2 h1 h2 $H2 1 "${bw_tests[@]}"
+				impl_down "$impl"
+				;;
+			esac
+		done
+	done
+}
+
 tb=$SECONDS
+if has table; then
+	ts=$SECONDS
+	bench_table
+	log "phase table ($reps rounds, implementations taking turns) took $((SECONDS - ts)) s"
+fi
 for impl in $impls; do
 	ts=$SECONDS
 	case $impl in
 	tcp)
-		has table && bench_tcp
 		has profile && bench_profile_tcp
 		;;
 	ours)
@@ -712,10 +747,7 @@ for impl in $impls; do
 		impl_down ours
 		;;
 	ourszc | ourscrc)
-		has table || continue
-		impl_up "$impl" || continue
-		bench_perf "$impl" siw1 siw2 h1 h2 $H2 "$reps" "${bw_tests[@]}"
-		impl_down "$impl"
+		continue	# the table's turns only
 		;;
 	ref)
 		impl_up ref || continue
@@ -726,7 +758,6 @@ for impl in $impls; do
 		;;
 	rxe)
 		impl_up rxe || continue
-		has table && bench_perf rxe "$D1" "$D2" "$N1" "$N2" "$SIP" "$reps" "${table_tests[@]}"
 		has sweep && bench_perf rxe "$D1" "$D2" "$N1" "$N2" "$SIP" 1 "${sweep_tests[@]}"
 		has qps && bench_perf rxe "$D1" "$D2" "$N1" "$N2" "$SIP" 1 "${qp_tests[@]}"
 		has cm && bench_cm rxe "$N1" "$N2" "$SIP"

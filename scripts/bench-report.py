@@ -167,6 +167,34 @@ if any(r['test'] in dict(bw) for r in R):
             p(f"| {name} | | {sty('ours', t)} | {sty('ourszc', t)} | {sty('ourscrc', t)} | {sty('ref', t)} | "
               f"{ratio(steady('ours', t), steady('tcp', 'iperf3'))} |")
         p()
+    # every run and every turn: the spread behind the medians above
+    def runs(impl, test):
+        return {r['rep']: num(r['value']) for r in R
+                if r['impl'] == impl and r['test'] == test and r['status'] == 'ok'
+                and num(r['value']) is not None}
+
+    def span(impl, test):
+        v = list(runs(impl, test).values())
+        return 'n/a' if not v else f'{min(v):.1f}-{max(v):.1f}'
+
+    def turns(a, ta, b, tb):
+        ra, rb = runs(a, ta), runs(b, tb)
+        q = [ra[k] / rb[k] for k in ra if k in rb and rb[k]]
+        return 'n/a' if not q else f'{min(q):.2f}-{max(q):.2f} ({len(q)})'
+
+    p('Spread: min-max of the runs (MiB/s, us), and of the ratios taken turn by turn '
+      '(each round runs every implementation once, in the order TCP, ours, its variants, '
+      'the reference siw, rxe; in brackets the number of turns with both results):')
+    p()
+    p('| test | TCP | ours | reference siw | rxe | ours/ref per turn | ours/rxe per turn | ours/TCP per turn |')
+    p('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
+    p(f"| TCP stream, 1 flow | {span('tcp', 'iperf3')} | | | | | | |")
+    for t, name in bw + diag + lat:
+        unit = ' (us)' if (t, name) in lat else ''
+        tt = turns('ours', t, 'tcp', 'iperf3') if (t, name) not in lat else ''
+        p(f"| {name}{unit} | | {span('ours', t)} | {span('ref', t)} | {span('rxe', t)} | "
+          f"{turns('ours', t, 'ref', t)} | {turns('ours', t, 'rxe', t)} | {tt} |")
+    p()
     avg = []
     for t, name in lat:
         avg.append(f"{name}: " + ', '.join(f"{i} {fmt(val(i, t, 'value2'))}" for i in ('ours', 'ref', 'rxe')))
