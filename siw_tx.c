@@ -277,8 +277,10 @@ static void siw_tx_unlock(struct siw_qp *qp)
 		siw_qp_schedule_tx(qp);
 }
 
-static void siw_tx_work_run(struct siw_qp *qp)
+static void siw_tx_work(struct work_struct *w)
 {
+	struct siw_qp *qp = container_of(w, struct siw_qp, tx_work);
+
 	/*
 	 * While a doorbell transmits inline, waiting for its mutex would
 	 * spin a CPU for nothing: note that the work is wanted; the holder
@@ -293,11 +295,6 @@ static void siw_tx_work_run(struct siw_qp *qp)
 		siw_tx_unlock(qp);
 	}
 	siw_qp_put(qp);
-}
-
-static void siw_tx_work(struct work_struct *w)
-{
-	siw_tx_work_run(container_of(w, struct siw_qp, tx_work));
 }
 
 /**
