@@ -342,6 +342,20 @@ void siw_wqe_release(struct siw_wqe *wqe)
 }
 
 /**
+ * siw_sq_peek - whether the next SQ slot holds a work request
+ * @qp: the QP; the caller is the transmitter (sq_get is its own)
+ *
+ * A hint without the lock: the slot may be taken later for a reason
+ * (fence, ORD) or be malformed; siw_sqe_fetch() decides.
+ */
+bool siw_sq_peek(struct siw_qp *qp)
+{
+	struct siw_sqe *slot = &qp->sendq[qp->sq_get % qp->attrs.sq_size];
+
+	return READ_ONCE(slot->flags) & SIW_WQE_VALID;
+}
+
+/**
  * siw_sqe_fetch - the transmitter takes the next SQE, ready to go out
  * @qp: the QP
  * @wqe: the transmitter's WQE (qp->tx.sq_wqe)

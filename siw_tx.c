@@ -159,6 +159,7 @@ static void siw_tx_flush(struct siw_qp *qp)
 	tx->active = false;
 	tx->busy = false;
 	tx->term_busy = false;
+	tx->corked = 0;
 	siw_qp_flush_sq(qp);
 }
 
@@ -193,6 +194,19 @@ static bool siw_tx_all_done(struct siw_qp *qp)
 	return idle;
 }
 
+/* TCP's segment size on this connection, read without its lock. */
+static u32 siw_tx_seg(struct siw_qp *qp)
+{
+	return READ_ONCE(tcp_sk(qp->sock->sk)->mss_cache);
+}
+
+/* Another message waits to be sent (a hint, see siw_sq_peek()). */
+static bool siw_tx_more(struct siw_qp *qp)
+{
+	return READ_ONCE(qp->irq_get) != READ_ONCE(qp->irq_put) ||
+	       siw_sq_peek(qp);
+}
+
 /* One step of the engine. Return: 0 to go on, else stop. */
 static int siw_tx_step(struct siw_qp *qp, enum siw_qp_state state)
 {
@@ -200,7 +214,18 @@ static int siw_tx_step(struct siw_qp *qp, enum siw_qp_state state)
 	int rv;
 
 	if (tx->busy) {
-		rv = siw_mpa_tx_push(qp, &tx->mpa, tx->active);
+		/*
+		 * Small messages in a row share a TCP segment: while another
+		 * one waits and less than a segment is held, the batch goes
+		 * with MSG_MORE; the run's end pushes what is held. Larger
+		 * ones go at once, so the peer works while we frame.
+		 */
+		u32 len = tx->mpa.len - tx->mpa.sent;
+		bool next = !tx->active && state == SIW_QP_RTS &&
+			    tx->corked + len < siw_tx_seg(qp) &&
+			    siw_tx_more(qp);
+
+		rv = siw_mpa_tx_push(qp, &tx->mpa, tx->active || next);
 		if (rv == -EAGAIN)
 			return rv;
 		if (rv) {
@@ -209,6 +234,8 @@ static int siw_tx_step(struct siw_qp *qp, enum siw_qp_state state)
 			siw_qp_to_error(qp);
 			return rv;
 		}
+		if (!tx->active)
+			tx->corked = next ? tx->corked + len : 0;
 		return siw_tx_pushed(qp) ? -ESHUTDOWN : 0;
 	}
 	if (state == SIW_QP_TERMINATE) {
@@ -244,7 +271,7 @@ static int siw_tx_step(struct siw_qp *qp, enum siw_qp_state state)
 	return rv;
 }
 
-static void siw_tx_run(struct siw_qp *qp, int budget)
+static void siw_tx_steps(struct siw_qp *qp, int budget)
 {
 	/* completions that waited for zero-copy releases */
 	siw_sq_done_report(qp);
@@ -263,6 +290,17 @@ static void siw_tx_run(struct siw_qp *qp, int budget)
 	}
 	/* let others run; come back */
 	siw_qp_schedule_tx(qp);
+}
+
+static void siw_tx_run(struct siw_qp *qp, int budget)
+{
+	siw_tx_steps(qp, budget);
+	/* the next message did not follow in this run: send what waits */
+	if (qp->tx.corked) {
+		qp->tx.corked = 0;
+		if (qp->sock)
+			tcp_sock_set_cork(qp->sock->sk, false);
+	}
 }
 
 /*

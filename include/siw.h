@@ -525,6 +525,9 @@ struct siw_tx {
 	bool active;			/* message not fully framed */
 	bool busy;			/* framed, not fully queued to TCP */
 	bool term_busy;			/* what is queued is our Terminate */
+	u32 corked;			/* bytes sent with MSG_MORE for a
+					 * next message, siw_tx_run()
+					 */
 	struct siw_zc *zc;		/* zero-copy of the message, or NULL */
 	struct siw_rdmap_tx rdmap;
 	struct siw_ddp_tx ddp;
@@ -770,6 +773,7 @@ void siw_qp_wq_exit(void);
  * in ERROR has them flushed.
  */
 int siw_sqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe);
+bool siw_sq_peek(struct siw_qp *qp);
 int siw_rqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe);
 void siw_wqe_release(struct siw_wqe *wqe);
 bool siw_orq_pop(struct siw_qp *qp, struct siw_wqe *w);

@@ -9,22 +9,26 @@
 #   rxe   rdma_rxe
 #   ourscrc ours loaded with mpa_crc_required=1 (CRC on both ends)
 # each perftest with -R in iteration mode (-n). Phases (SIW_BENCH_PHASES,
-# default "table sweep qps cm mem profile lat"):
+# default "table sweep cm mem lat"; qps and ourszc on request):
 #   table    the main table (SIW_BENCH_REPS repetitions, median)
-#   sweep    write/read/send bandwidth, 64 B .. 4 MiB (ours ref rxe; tcp as
-#            ceiling comes from the table)
+#   sweep    write/read/send bandwidth, 64 B .. 4 MiB, one QP, and the
+#            message rate at 64 B and 4 KiB with 4 QPs; TCP, ours, ref and
+#            rxe taking turns (ref and rxe up to 4 KiB, 64 KiB, 1 MiB),
+#            SIW_BENCH_SWEEP_ROUNDS (3) rounds
 #   qps      ib_write_bw 64 KiB with -q 1 4 16 64 (ours ref rxe)
 #   cm       rdma_cm connect+disconnect rate (tests/bin/siw_cmrate rate
 #            against siw_cmtest listen)
 #   mem      slab/vmalloc/free memory before and while N QPs / connections
-#            are held (siw_cmrate qps / hold) -> $SIW_BENCH_OUT/mem.tsv
+#            are held (siw_cmrate qps / hold) -> $SIW_BENCH_OUT/mem.tsv;
+#            with the connections held, the cm rate again (cm_rate_held)
 #   profile  perf record -a -g during ib_write/read/send_bw (ours) and
-#            iperf3 -> $SIW_BENCH_OUT/profile-*.txt
+#            iperf3 -> $SIW_BENCH_OUT/profile-*.txt (not in the default
+#            list: scripts/bench.sh --profile)
 #   hops     scheduler/work queue/softirq events per connection and per
 #            64 B round trip (ours, ref) -> profile-hops-*.txt (not in the
 #            default list: scripts/bench.sh --hops)
 #   lat      64 B latency of ours, ref and rxe taking turns, round by round
-#            (SIW_BENCH_LAT_ROUNDS, 5): tests/bin/siw_lat (CLOCK_MONOTONIC)
+#            (SIW_BENCH_LAT_ROUNDS, 3): tests/bin/siw_lat (CLOCK_MONOTONIC)
 #            and perftest's ib_*_lat; after the other phases
 # Raw rows are appended to $SIW_BENCH_RAW (TSV, see the header line);
 # scripts/bench.sh makes the tables. Env: SIW_BENCH_REPS (3),
@@ -37,8 +41,8 @@ trap - ERR
 raw=${SIW_BENCH_RAW:?}
 reps=${SIW_BENCH_REPS:-3}
 scale=${SIW_BENCH_SCALE:-1}
-impls=${SIW_BENCH_IMPLS:-tcp ours ourszc ourscrc ref rxe}
-phases=" ${SIW_BENCH_PHASES:-table sweep qps cm mem profile lat} "
+impls=${SIW_BENCH_IMPLS:-tcp ours ourscrc ref rxe}
+phases=" ${SIW_BENCH_PHASES:-table sweep cm mem lat} "
 quick=${SIW_BENCH_QUICK:-0}
 out=${SIW_BENCH_OUT:-$(dirname "$raw")}
 has() { [[ $phases == *" $1 "* ]]; }
@@ -119,10 +123,16 @@ bench_netns() {
 	wait_for 10 ip netns exec h1 ping -c1 -W1 $H2
 }
 bench_netns || { log "netns setup failed"; exit 1; }
+# Pinned memory unlimited, as RDMA hosts are set up (rdma-core's docs,
+# perftest's README): the kernel's siw counts every registration against
+# RLIMIT_MEMLOCK even for root, and perftest's 4 MiB buffers failed there
+# with ENOMEM under the default 8 MiB
+ulimit -l unlimited || log "ulimit -l unlimited failed: memlock $(ulimit -l) KiB"
 log "kernel $(uname -r), $(nproc) vCPUs, reps $reps, scale $scale, clock source $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
 
 # ---- TCP -------------------------------------------------------------------
-# bench_tcp [FIRST LAST]: runs FIRST..LAST (default 1..reps), labelled so
+# bench_tcp [FIRST LAST]: runs FIRST..LAST (default 1..reps), labelled so;
+# the rows' test name is $TCP_TEST (iperf3)
 bench_tcp() {
 	local r out c0 c1 t0 t1 bps bytes
 	command -v iperf3 >/dev/null || { log "iperf3 missing"; return; }
@@ -139,10 +149,10 @@ bench_tcp() {
 		bps=$(jq -r '.end.sum_received.bits_per_second // empty' <<<"$out" 2>/dev/null)
 		bytes=$(jq -r '.end.sum_received.bytes // empty' <<<"$out" 2>/dev/null)
 		if [[ -n $bps ]]; then
-			row tcp iperf3 "$r" ok "$(awk -v b="$bps" 'BEGIN { printf "%.2f", b / 8 / 1048576 }')" "" "$bytes" "$c0" "$c1" "$t0" "$t1"
+			row tcp "${TCP_TEST:-iperf3}" "$r" ok "$(awk -v b="$bps" 'BEGIN { printf "%.2f", b / 8 / 1048576 }')" "" "$bytes" "$c0" "$c1" "$t0" "$t1"
 			log "tcp rep $r: $(awk -v b="$bps" 'BEGIN { printf "%.1f MiB/s", b / 8 / 1048576 }')"
 		else
-			row tcp iperf3 "$r" fail "" "" "" "$c0" "$c1" "$t0" "$t1"
+			row tcp "${TCP_TEST:-iperf3}" "$r" fail "" "" "" "$c0" "$c1" "$t0" "$t1"
 			log "tcp rep $r failed: $(tail -n 3 <<<"$out")"
 		fi
 	done
@@ -153,30 +163,47 @@ bench_tcp() {
 # SIZE*ITERS*QPS; FLAG is one more perftest option for both ends (-e: wait
 # for completion events instead of busy-polling the CQ).
 sc() { awk -v n="$1" -v s="$scale" 'BEGIN { v = int(n * s); if (v < 5) v = 5; print v }'; }
+# the table: ours and its variants against TCP; the kernel's siw and rxe
+# have the same points in the sweep's turns, and latency its own phase
 table_tests=(
 	"write_bw_64k ib_write_bw 65536 $(sc 3200) bw"
 	"read_bw_64k ib_read_bw 65536 $(sc 1600) bw"
 	"read_bw_64k_ev ib_read_bw 65536 $(sc 1600) bw 1 -e"
 	"send_bw_1m ib_send_bw 1048576 $(sc 160) bw"
-	"write_lat_64 ib_write_lat 64 $(sc 1000) lat"
-	"send_lat_64 ib_send_lat 64 $(sc 1000) lat"
-	"read_lat_64 ib_read_lat 64 $(sc 1000) lat"
 )
-# sweep: per point about $target bytes, 8 .. 2000 iterations
+# sweep: per point and run about $target bytes, 8 .. $mr_cap iterations
+# (per QP; 2000 made a 64 B run a quarter of a second, too short to be
+# steady); mr_sizes: the message rate with $mr_qps QPs
+mr_qps=4 mr_cap=5000
 if ((quick)); then
 	sweep_sizes="64 4096 65536 1048576 4194304" target=$((4 << 20)) qp_counts="1 16 64" qp_bytes=$((12 << 20))
+	mr_sizes="64 4096"
 	cm_n=50 mem_qps=64 mem_conns=32
 else
-	# 64 MiB: about 0.4 s at TCP's rate (iperf3 streams for 5 s; 16 MiB
-	# was 0.1 s)
-	sweep_sizes="64 512 4096 65536 262144 1048576 4194304" target=$((64 << 20)) qp_counts="1 4 16 64" qp_bytes=$((48 << 20))
-	cm_n=500 mem_qps=256 mem_conns=128
+	# 32 MiB: about 0.25 s at TCP's rate, three runs per point (iperf3
+	# streams for 5 s)
+	sweep_sizes="64 512 4096 65536 262144 1048576 4194304" target=$((32 << 20)) qp_counts="1 4 16 64" qp_bytes=$((48 << 20))
+	mr_sizes="64 4096"
+	cm_n=500 mem_qps=256 mem_conns=1000
 fi
-sweep_tests=()
+mem_conns=${SIW_BENCH_MEM_CONNS:-$mem_conns}
+# sweep_tests: ours, every point; peer_tests: the kernel's siw and rxe, the
+# message-rate sizes (up to 4 KiB) and 64 KiB and 1 MiB (the main table's
+# points): each run costs about 4 s of perftest start-up under TCG, and
+# the whole bench stays within 30 min
+sweep_tests=() peer_tests=()
 for s in $sweep_sizes; do
-	n=$(awk -v t="$target" -v s="$s" -v f="$scale" 'BEGIN { n = int(t * f / s); if (n < 8) n = 8; if (n > 2000) n = 2000; print n }')
+	n=$(awk -v t="$target" -v s="$s" -v f="$scale" -v mx="$mr_cap" 'BEGIN { n = int(t * f / s); if (n < 8) n = 8; if (n > mx) n = mx; print n }')
 	for k in write read send; do
 		sweep_tests+=("sweep_${k}_$s ib_${k}_bw $s $n bw")
+		((s <= 4096 || s == 65536 || s == 1048576)) && peer_tests+=("sweep_${k}_$s ib_${k}_bw $s $n bw")
+	done
+done
+for s in $mr_sizes; do
+	n=$(awk -v t="$target" -v s="$s" -v f="$scale" -v mx="$mr_cap" 'BEGIN { n = int(t * f / s); if (n < 8) n = 8; if (n > mx) n = mx; print n }')
+	for k in write read send; do
+		sweep_tests+=("mq${mr_qps}_${k}_$s ib_${k}_bw $s $n bw $mr_qps")
+		peer_tests+=("mq${mr_qps}_${k}_$s ib_${k}_bw $s $n bw $mr_qps")
 	done
 done
 qp_tests=()
@@ -256,7 +283,7 @@ bench_perf() {
 			if [[ $st == ok ]]; then nok=$((nok + 1)); else nfail=$((nfail + 1)); fi
 			row "$impl" "$name" "$r" "$st" "$v" "$v2" $((size * n * q)) "$c0" "$c1" "$t0" "$t1"
 			[[ $st == ok ]] && log "$impl $name rep $r: $v${v2:+ (avg $v2)} ($(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s)"
-			sleep 0.5
+			sleep 0.2
 		done
 	done
 }
@@ -271,8 +298,9 @@ cm_listen() {
 	wait_for 30 grep -q '^# listening' "$4"
 }
 # bench_cm IMPL NS1 NS2 SERVER_IP: N sequential connect+disconnect
-# ($CM_N, default $cm_n; the client under $CM_WRAP if set); the rate line
-# is left in $cm_line ("" on failure)
+# ($CM_N, default $cm_n; the client under $CM_WRAP if set; rows named
+# $CM_TEST, default cm_rate); the rate line is left in $cm_line ("" on
+# failure)
 bench_cm() {
 	local impl=$1 ns1=$2 ns2=$3 sip=$4 c0 c1 t0 t1 out x1=(ip netns exec "$2") n=${CM_N:-$cm_n}
 	[[ $ns1 == - ]] && x1=()
@@ -291,11 +319,11 @@ bench_cm() {
 	if [[ -n $l ]]; then
 		# "# rate N T RATE P50 P90": value = connections/s, value2 = median ms
 		read -r _ _ n t rate p50 p90 <<<"$l"
-		row "$impl" cm_rate 1 ok "$rate" "$p50" "$n" "$c0" "$c1" "$t0" "$t1"
-		log "$impl cm: $n connections in $t s, $rate/s, connect median $p50 ms, p90 $p90 ms"
+		row "$impl" "${CM_TEST:-cm_rate}" 1 ok "$rate" "$p50" "$n" "$c0" "$c1" "$t0" "$t1"
+		log "$impl ${CM_TEST:-cm_rate}: $n connections in $t s, $rate/s, connect median $p50 ms, p90 $p90 ms"
 	else
-		row "$impl" cm_rate 1 fail "" "" "" "$c0" "$c1" "$t0" "$t1"
-		log "$impl cm FAILED: $(tail -n 3 <<<"$out" | tr '\n' '|') server: $(tail -n 2 /tmp/cm-s.log | tr '\n' '|')"
+		row "$impl" "${CM_TEST:-cm_rate}" 1 fail "" "" "" "$c0" "$c1" "$t0" "$t1"
+		log "$impl ${CM_TEST:-cm_rate} FAILED: $(tail -n 3 <<<"$out" | tr '\n' '|') server: $(tail -n 2 /tmp/cm-s.log | tr '\n' '|')"
 	fi
 }
 # meminfo fields in kB: Slab VmallocUsed PageTables Percpu MemFree
@@ -304,7 +332,8 @@ mem_now() {
 	     END { print v["Slab:"], v["VmallocUsed:"], v["PageTables:"], v["Percpu:"], v["MemFree:"] }' /proc/meminfo
 }
 # mem_hold IMPL KIND N CMD...: snapshot, start CMD (prints "# holding N",
-# then waits for stdin), snapshot while held, release. Per-object deltas.
+# then waits for stdin), snapshot while held, run $HELD_HOOK if set,
+# release. Per-object deltas.
 mem_hold() {
 	local impl=$1 kind=$2 n=$3 a b fifo=/tmp/hold.fifo pid
 	shift 3
@@ -325,6 +354,7 @@ mem_hold() {
 			split(a, x, " "); split(b, y, " ")
 			print i, k, n, (y[1] - x[1]) / n, (y[2] - x[2]) / n, (y[3] - x[3]) / n, (y[4] - x[4]) / n, (x[5] - y[5]) / n }' >>"$out/mem.tsv"
 		log "$impl mem $kind x$n: per object $(tail -n 1 "$out/mem.tsv" | cut -f4-)"
+		${HELD_HOOK:-}
 	else
 		log "$impl mem $kind FAILED: $(tail -n 3 /tmp/hold.log | tr '\n' '|')"
 	fi
@@ -333,6 +363,12 @@ mem_hold() {
 	kill $pid 2>/dev/null
 	wait $pid 2>/dev/null
 	rm -f $fifo
+}
+# bench_cm_held IMPL NS1 NS2 SERVER_IP: bench_cm, its listener's pid kept
+bench_cm_held() {
+	local keep=$cm_pid
+	CM_TEST=cm_rate_held bench_cm "$@"
+	cm_pid=$keep
 }
 # bench_mem IMPL DEV NS1 NS2 SERVER_IP
 bench_mem() {
@@ -345,7 +381,9 @@ bench_mem() {
 	port=$((port + 1))
 	cm_listen "$ns2" "$sip:$port" "$mem_conns" /tmp/cm-s.log || { log "$impl mem: listener failed"; kill $cm_pid 2>/dev/null; return; }
 	# one connection = both ends (client QP+CQ in ns1, server QP+CQ in ns2)
-	mem_hold "$impl" conn "$mem_conns" "${x1[@]}" "$SIW_TOP/tests/bin/siw_cmrate" hold -n "$mem_conns" "$sip:$port"
+	# while they are held: the connection rate again
+	HELD_HOOK="bench_cm_held $impl $ns1 $ns2 $sip" \
+		mem_hold "$impl" conn "$mem_conns" "${x1[@]}" "$SIW_TOP/tests/bin/siw_cmrate" hold -n "$mem_conns" "$sip:$port"
 	wait_for 30 sh -c "! kill -0 $cm_pid 2>/dev/null"
 	kill $cm_pid 2>/dev/null
 	wait $cm_pid 2>/dev/null
@@ -583,7 +621,6 @@ for spec in "${table_tests[@]}"; do [[ $spec == *" bw" ]] && bw_tests+=("$spec")
 # phases for the siw-like implementation IMPL on devices siw1/siw2 in h1/h2
 siw_phases() {
 	local impl=$1
-	has sweep && bench_perf "$impl" siw1 siw2 h1 h2 $H2 1 "${sweep_tests[@]}"
 	has qps && bench_perf "$impl" siw1 siw2 h1 h2 $H2 1 "${qp_tests[@]}"
 	has cm && bench_cm "$impl" h1 h2 $H2
 	has mem && bench_mem "$impl" siw1 h1 h2 $H2
@@ -604,6 +641,16 @@ impl_up() {
 		modprobe siw "${args[@]}" || { log "$1: modprobe failed"; return 1; }
 		grep -q O /sys/module/siw/taint || { log "$1: the loaded siw is not ours"; siw_rm; return 1; }
 		[[ -n ${2:-} ]] || log "$1: srcversion $(cat /sys/module/siw/srcversion 2>/dev/null) zcopy_min $(cat /sys/module/siw/parameters/zcopy_min) mpa_crc_required $(cat /sys/module/siw/parameters/mpa_crc_required)"
+		;;
+	base)
+		# this module at another revision (bench.sh --base), its deps
+		# loaded by an earlier modprobe of ours or here
+		ko=${SIW_BENCH_BASE_KO:-}
+		[[ -n $ko && -e $ko ]] || { log "base: no module (bench.sh --base REV)"; return 1; }
+		siw_rm
+		modprobe -a ib_uverbs iw_cm rdma_ucm libcrc32c 2>/dev/null
+		insmod "$ko" zcopy_min=0 || { log "base: insmod failed"; return 1; }
+		[[ -n ${2:-} ]] || log "base: $ko srcversion $(cat /sys/module/siw/srcversion 2>/dev/null)"
 		;;
 	ref)
 		ko=$SIW_TOP/build/ref/$(uname -r)/siw.ko
@@ -649,7 +696,7 @@ impl_down() {
 # implementation once and measures 64 B write/send/read with tests/bin/siw_lat
 # (CLOCK_MONOTONIC per iteration; row value p50, value2 average) and with
 # perftest's ib_*_lat (t_typical). Ratios are taken round by round.
-lat_rounds=${SIW_BENCH_LAT_ROUNDS:-5}
+lat_rounds=${SIW_BENCH_LAT_ROUNDS:-3}
 mix_tests=(
 	"mix_write_lat_64 ib_write_lat 64 $(sc 1000) lat"
 	"mix_send_lat_64 ib_send_lat 64 $(sc 1000) lat"
@@ -688,22 +735,23 @@ bench_lat() {
 	local r impl op
 	for r in $(seq "$lat_rounds"); do
 		for impl in $impls; do
-			[[ $impl == ours || $impl == ref || $impl == rxe ]] || continue
+			[[ $impl == ours || $impl == base || $impl == ref || $impl == rxe ]] || continue
 			impl_up "$impl" quiet || continue
 			for op in write send read; do
 				mono_lat "$impl" "$r" "$op"
 			done
-			bench_perf "$impl" "$D1" "$D2" "$N1" "$N2" "$SIP" 1 "${mix_tests[@]}"
+			PERF_REP=$r bench_perf "$impl" "$D1" "$D2" "$N1" "$N2" "$SIP" 1 "${mix_tests[@]}"
 			impl_down "$impl"
 		done
 	done
 }
 
 # ---- the main table, implementations taking turns -----------------------------
-# Bandwidth drifts within a boot as latency does: each round runs every
-# implementation once (TCP, ours, its variants, the kernel's siw, rxe), so a
-# drift falls on all of them; ratios can be taken turn by turn (the rep
-# number is the round).
+# Bandwidth drifts within a boot as latency does: each round runs TCP, ours
+# and its variants once, so a drift falls on all of them; ratios can be
+# taken turn by turn (the rep number is the round). The kernel's siw and
+# rxe run the same points in the sweep's turns (bench-report.py puts them
+# into the table).
 bench_table() {
 	local r impl q
 	for r in $(seq "$reps"); do
@@ -712,7 +760,7 @@ bench_table() {
 			((r == 1)) && q=
 			case $impl in
 			tcp) bench_tcp "$r" "$r" ;;
-			ours | ref | rxe)
+			ours | base)
 				impl_up "$impl" ${q:+"$q"} || continue
 				PERF_REP=$r bench_perf "$impl" "$D1" "$D2" "$N1" "$N2" "$SIP" 1 "${table_tests[@]}"
 				impl_down "$impl"
@@ -727,11 +775,43 @@ bench_table() {
 	done
 }
 
+# ---- sweep and message rate, taking turns ------------------------------------
+# Each round: TCP (iperf3, rows iperf3_sweep), then every size of every
+# kind for ours, the kernel's siw and rxe, so ratios can be taken turn by
+# turn as in the table.
+sweep_rounds=${SIW_BENCH_SWEEP_ROUNDS:-3}
+((quick)) && sweep_rounds=${SIW_BENCH_SWEEP_ROUNDS:-1}
+bench_sweep() {
+	local r impl
+	for r in $(seq "$sweep_rounds"); do
+		for impl in $impls; do
+			case $impl in
+			tcp) TCP_TEST=iperf3_sweep bench_tcp "$r" "$r" ;;
+			ours | base | ref | rxe)
+				# the first load of each is logged (module, srcversion)
+				if ((r == 1)); then impl_up "$impl"; else impl_up "$impl" quiet; fi || continue
+				if [[ $impl == ours || $impl == base ]]; then
+					PERF_REP=$r bench_perf "$impl" "$D1" "$D2" "$N1" "$N2" "$SIP" 1 "${sweep_tests[@]}"
+				else
+					PERF_REP=$r bench_perf "$impl" "$D1" "$D2" "$N1" "$N2" "$SIP" 1 "${peer_tests[@]}"
+				fi
+				impl_down "$impl"
+				;;
+			esac
+		done
+	done
+}
+
 tb=$SECONDS
 if has table; then
 	ts=$SECONDS
 	bench_table
 	log "phase table ($reps rounds, implementations taking turns) took $((SECONDS - ts)) s"
+fi
+if has sweep; then
+	ts=$SECONDS
+	bench_sweep
+	log "phase sweep ($sweep_rounds rounds, implementations taking turns) took $((SECONDS - ts)) s"
 fi
 for impl in $impls; do
 	ts=$SECONDS
@@ -746,8 +826,8 @@ for impl in $impls; do
 		siw_phases ours
 		impl_down ours
 		;;
-	ourszc | ourscrc)
-		continue	# the table's turns only
+	ourszc | ourscrc | base)
+		continue	# the turns of table, sweep and lat only
 		;;
 	ref)
 		impl_up ref || continue
@@ -758,7 +838,6 @@ for impl in $impls; do
 		;;
 	rxe)
 		impl_up rxe || continue
-		has sweep && bench_perf rxe "$D1" "$D2" "$N1" "$N2" "$SIP" 1 "${sweep_tests[@]}"
 		has qps && bench_perf rxe "$D1" "$D2" "$N1" "$N2" "$SIP" 1 "${qp_tests[@]}"
 		has cm && bench_cm rxe "$N1" "$N2" "$SIP"
 		has mem && bench_mem rxe "$D1" "$N1" "$N2" "$SIP"

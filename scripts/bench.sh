@@ -4,9 +4,9 @@
 # namespaces joined by a veth pair. Asserts nothing.
 #
 # usage: scripts/bench.sh [--quick] [--profile] [--reps N] [--scale F]
-#                         [--impls "tcp ours ourszc ourscrc ref rxe"]
-#                         [--phases "table sweep qps cm mem profile lat"]
-#                         [--docs] [--table-only RAW.tsv]
+#                         [--impls "tcp ours ourscrc ref rxe"]  (or ourszc)
+#                         [--phases "table sweep cm mem lat"]  (or qps)
+#                         [--docs] [--table-only RAW.tsv] [--base REV]
 #   --quick       development run: 1 rep, scale 0.3, fewer sweep/QP points,
 #                 50 connections (about 8 min)
 #   --profile     only the profile phase (perf record during ib_write/read/
@@ -21,6 +21,10 @@
 #   --docs        also replace the results blocks in docs/bench.md and the
 #                 plots docs/bench-*.svg
 #   --table-only  no build/boot: make the tables from an existing raw file
+#   --base REV    also build this module at git revision REV and measure it
+#                 as implementation "base" where "ours" runs (table, sweep,
+#                 lat), taking turns with it: an A/B of a change in one boot
+#                 (e.g. --base HEAD --impls "ours base ref" --phases "sweep lat")
 #   --clock C     the guest's clock source: tsc (default) or hpet (the
 #                 kernel's own choice under TCG, where it finds the TSC
 #                 uncalibrated). Every HPET read is an emulated device
@@ -35,8 +39,8 @@
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
-reps=3 scale=1 impls="tcp ours ourszc ourscrc ref rxe" docs=0 table_only=
-phases="table sweep qps cm mem profile lat" quick=0 clock=tsc
+reps=3 scale=1 impls="tcp ours ourscrc ref rxe" docs=0 table_only= base=
+phases="table sweep cm mem lat" quick=0 clock=tsc
 while (($#)); do
 	case $1 in
 	--quick) quick=1 reps=1 scale=0.3; shift ;;
@@ -47,6 +51,7 @@ while (($#)); do
 	--scale) scale=$2; shift 2 ;;
 	--impls) impls=$2; shift 2 ;;
 	--docs) docs=1; shift ;;
+	--base) base=$2; shift 2 ;;
 	--table-only) table_only=$2; shift 2 ;;
 	--clock) clock=$2; shift 2 ;;
 	-h | --help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -71,6 +76,16 @@ if [[ -z $table_only ]]; then
 	echo "== reference siw for $kver" >&2
 	scripts/build-ref.sh "$kver" >/dev/null
 	make -C tests/tools -j2 >"$out/tools.log" 2>&1 || { tail -n 20 "$out/tools.log"; echo "bench.sh: tools build failed" >&2; exit 1; }
+	base_ko=
+	if [[ -n $base ]]; then
+		echo "== build the module at $base for $kver (implementation base)" >&2
+		bsrc=$out/base-src
+		rm -rf "$bsrc" && mkdir -p "$bsrc"
+		git archive "$base" | tar -x -C "$bsrc" || { echo "bench.sh: git archive $base failed" >&2; exit 1; }
+		"$bsrc/scripts/build.sh" "$kver" >"$out/build-base.log" 2>&1 || { tail -n 30 "$out/build-base.log"; echo "bench.sh: build of $base failed" >&2; exit 1; }
+		base_ko=$bsrc/build/$kver/siw.ko
+		[[ $impls == *base* ]] || impls="$impls base"
+	fi
 	{
 		echo "date=$(date -u +%Y-%m-%dT%H:%MZ)"
 		echo "kernel=$kver"
@@ -80,14 +95,15 @@ if [[ -z $table_only ]]; then
 		echo "accel=$([[ -w /dev/kvm ]] && grep -qwE 'vmx|svm' /proc/cpuinfo && echo kvm || echo tcg)"
 		echo "reps=$reps scale=$scale quick=$quick"
 		echo "clock=$clock"
-		echo "sweep_mib=$( ((quick)) && echo 4 || echo 64)"
+		echo "sweep_mib=$( ((quick)) && echo 4 || echo 32)"
 		echo "phases=${phases// /,} impls=${impls// /,}"
+		[[ -z $base ]] || echo "base=$(git rev-parse --short "$base")"
 	} >"$meta"
 	echo "== boot $kver and measure (reps $reps, console log $out/console.log)" >&2
 	t0=$SECONDS
 	rc=0
 	SIW_BENCH_RAW=$raw SIW_BENCH_OUT=$out SIW_BENCH_REPS=$reps SIW_BENCH_SCALE=$scale SIW_BENCH_IMPLS=$impls \
-		SIW_BENCH_PHASES=$phases SIW_BENCH_QUICK=$quick SIW_VM_APPEND=$clock_args \
+		SIW_BENCH_PHASES=$phases SIW_BENCH_QUICK=$quick SIW_VM_APPEND=$clock_args SIW_BENCH_BASE_KO=$base_ko \
 		scripts/vm.sh --kernel stock --timeout 2700 -q --log "$out/console.log" scripts/bench-guest.sh || rc=$?
 	echo "wall=$((SECONDS - t0))s vm_rc=$rc" >>"$meta"
 	grep -a '^bench: ' "$out/console.log" | tr -d '\r' >"$out/guest.log" || true

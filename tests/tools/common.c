@@ -92,6 +92,11 @@ struct ibv_context *open_dev(const char *name)
 	return ctx;
 }
 
+struct ibv_cq *mmap_key_pad(struct ibv_context *ctx)
+{
+	return ibv_create_cq(ctx, 1, NULL, NULL, 0);
+}
+
 const char *wc_status_name(enum ibv_wc_status st)
 {
 	return ibv_wc_status_str(st);

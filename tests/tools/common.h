@@ -208,4 +208,15 @@ int t_run_opt(struct t_run *r, int c, const char *arg);
  */
 int siw_doorbell(struct ibv_qp *qp);
 
+/* The kernel's siw (6.1) gives the object that starts at mmap page 0x90 of
+ * a context the key 0x90000, libsiw's SIW_INVAL_UOBJ_KEY, and libsiw then
+ * fails that CQ or QP: the 25th CQ+QP pair of siw_cmrate's sizes. Tools
+ * that hold many objects in one context call this once per context before
+ * their first CQ: a 1-page CQ kept for the process's lifetime, so their
+ * 2-page rings (CQ_PAD_N entries, 64 WRs) all start at odd pages. Any
+ * provider accepts it; it returns the CQ or NULL.
+ */
+#define CQ_PAD_N 128
+struct ibv_cq *mmap_key_pad(struct ibv_context *ctx);
+
 #endif

@@ -24,7 +24,7 @@
 #include "common.h"
 
 #define QP_WR 64
-#define CQ_N  128
+#define CQ_N  CQ_PAD_N
 
 static struct ibv_qp_init_attr qp_attr(struct ibv_cq *cq)
 {
@@ -72,6 +72,8 @@ static double conn_up(struct rdma_event_channel *ch, struct sockaddr_in *sa,
 		pd = ibv_alloc_pd(c->id->verbs);
 		if (!pd)
 			DIE("ibv_alloc_pd: %s", strerror(errno));
+		if (!mmap_key_pad(c->id->verbs))
+			DIE("ibv_create_cq (pad): %s", strerror(errno));
 	}
 	c->cq = ibv_create_cq(c->id->verbs, CQ_N, NULL, NULL, 0);
 	if (!c->cq)
@@ -162,6 +164,8 @@ int main(int argc, char **argv)
 		pd = ibv_alloc_pd(ctx);
 		if (!pd)
 			DIE("ibv_alloc_pd: %s", strerror(errno));
+		if (!mmap_key_pad(ctx))
+			DIE("ibv_create_cq (pad): %s", strerror(errno));
 		for (i = 0; i < n; i++) {
 			struct ibv_qp_init_attr a;
 

@@ -48,6 +48,8 @@ static struct ibv_pd *pd_for(struct ibv_context *ctx)
 	pd_of[i] = ibv_alloc_pd(ctx);
 	if (!pd_of[i])
 		DIE("ibv_alloc_pd: %s", strerror(errno));
+	if (!mmap_key_pad(ctx))
+		DIE("ibv_create_cq (pad): %s", strerror(errno));
 	return pd_of[i];
 }
 
@@ -55,11 +57,13 @@ static void make_qp(struct rdma_cm_id *id)
 {
 	struct ibv_qp_init_attr a = {
 		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+		.cap = { .max_send_wr = 64, .max_recv_wr = 64,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	struct ibv_cq *cq = ibv_create_cq(id->verbs, 8, NULL, NULL, 0);
+	struct ibv_cq *cq;
 
+	pd_for(id->verbs);	/* the pad CQ comes first */
+	cq = ibv_create_cq(id->verbs, CQ_PAD_N, NULL, NULL, 0);
 	if (!cq)
 		DIE("ibv_create_cq: %s", strerror(errno));
 	a.send_cq = cq;
