@@ -187,20 +187,22 @@ else
 	cm_n=500 mem_qps=256 mem_conns=1000
 fi
 mem_conns=${SIW_BENCH_MEM_CONNS:-$mem_conns}
+# iters SIZE: iterations (per QP) for about $target bytes, 8 .. $mr_cap
+iters() { awk -v t="$target" -v s="$1" -v f="$scale" -v mx="$mr_cap" 'BEGIN { n = int(t * f / s); if (n < 8) n = 8; if (n > mx) n = mx; print n }'; }
 # sweep_tests: ours, every point; peer_tests: the kernel's siw and rxe, the
 # message-rate sizes (up to 4 KiB) and 64 KiB and 1 MiB (the main table's
-# points): each run costs about 4 s of perftest start-up under TCG, and
-# the whole bench stays within 30 min
+# points): a run takes about 7 s under TCG, most of it perftest's start-up,
+# and the whole bench is to stay near 30 min
 sweep_tests=() peer_tests=()
 for s in $sweep_sizes; do
-	n=$(awk -v t="$target" -v s="$s" -v f="$scale" -v mx="$mr_cap" 'BEGIN { n = int(t * f / s); if (n < 8) n = 8; if (n > mx) n = mx; print n }')
+	n=$(iters "$s")
 	for k in write read send; do
 		sweep_tests+=("sweep_${k}_$s ib_${k}_bw $s $n bw")
 		((s <= 4096 || s == 65536 || s == 1048576)) && peer_tests+=("sweep_${k}_$s ib_${k}_bw $s $n bw")
 	done
 done
 for s in $mr_sizes; do
-	n=$(awk -v t="$target" -v s="$s" -v f="$scale" -v mx="$mr_cap" 'BEGIN { n = int(t * f / s); if (n < 8) n = 8; if (n > mx) n = mx; print n }')
+	n=$(iters "$s")
 	for k in write read send; do
 		sweep_tests+=("mq${mr_qps}_${k}_$s ib_${k}_bw $s $n bw $mr_qps")
 		peer_tests+=("mq${mr_qps}_${k}_$s ib_${k}_bw $s $n bw $mr_qps")
@@ -776,13 +778,13 @@ bench_table() {
 }
 
 # ---- sweep and message rate, taking turns ------------------------------------
-# Each round: TCP (iperf3, rows iperf3_sweep), then every size of every
-# kind for ours, the kernel's siw and rxe, so ratios can be taken turn by
-# turn as in the table.
+# Each round: TCP (iperf3, rows iperf3_sweep), then ours (and base) at
+# every point, the kernel's siw and rxe at peer_tests', so ratios can be
+# taken turn by turn as in the table.
 sweep_rounds=${SIW_BENCH_SWEEP_ROUNDS:-3}
 ((quick)) && sweep_rounds=${SIW_BENCH_SWEEP_ROUNDS:-1}
 bench_sweep() {
-	local r impl
+	local r impl tests
 	for r in $(seq "$sweep_rounds"); do
 		for impl in $impls; do
 			case $impl in
@@ -790,11 +792,9 @@ bench_sweep() {
 			ours | base | ref | rxe)
 				# the first load of each is logged (module, srcversion)
 				if ((r == 1)); then impl_up "$impl"; else impl_up "$impl" quiet; fi || continue
-				if [[ $impl == ours || $impl == base ]]; then
-					PERF_REP=$r bench_perf "$impl" "$D1" "$D2" "$N1" "$N2" "$SIP" 1 "${sweep_tests[@]}"
-				else
-					PERF_REP=$r bench_perf "$impl" "$D1" "$D2" "$N1" "$N2" "$SIP" 1 "${peer_tests[@]}"
-				fi
+				tests=("${sweep_tests[@]}")
+				[[ $impl == ref || $impl == rxe ]] && tests=("${peer_tests[@]}")
+				PERF_REP=$r bench_perf "$impl" "$D1" "$D2" "$N1" "$N2" "$SIP" 1 "${tests[@]}"
 				impl_down "$impl"
 				;;
 			esac

@@ -213,10 +213,11 @@ int siw_doorbell(struct ibv_qp *qp);
  * fails that CQ or QP: the 25th CQ+QP pair of siw_cmrate's sizes. Tools
  * that hold many objects in one context call this once per context before
  * their first CQ: a 1-page CQ kept for the process's lifetime, so their
- * 2-page rings (CQ_PAD_N entries, 64 WRs) all start at odd pages. Any
+ * 2-page rings (CQ_PAD_N entries, QP_PAD_WR WRs) all start at odd pages. Any
  * provider accepts it; it returns the CQ or NULL.
  */
 #define CQ_PAD_N 128
+#define QP_PAD_WR 64
 struct ibv_cq *mmap_key_pad(struct ibv_context *ctx);
 
 #endif

@@ -23,7 +23,7 @@
 #include <arpa/inet.h>
 #include "common.h"
 
-#define QP_WR 64
+#define QP_WR QP_PAD_WR
 #define CQ_N  CQ_PAD_N
 
 static struct ibv_qp_init_attr qp_attr(struct ibv_cq *cq)

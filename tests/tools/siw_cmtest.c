@@ -57,18 +57,17 @@ static void make_qp(struct rdma_cm_id *id)
 {
 	struct ibv_qp_init_attr a = {
 		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 64, .max_recv_wr = 64,
+		.cap = { .max_send_wr = QP_PAD_WR, .max_recv_wr = QP_PAD_WR,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	struct ibv_cq *cq;
+	struct ibv_pd *pd = pd_for(id->verbs);	/* the pad CQ comes first */
+	struct ibv_cq *cq = ibv_create_cq(id->verbs, CQ_PAD_N, NULL, NULL, 0);
 
-	pd_for(id->verbs);	/* the pad CQ comes first */
-	cq = ibv_create_cq(id->verbs, CQ_PAD_N, NULL, NULL, 0);
 	if (!cq)
 		DIE("ibv_create_cq: %s", strerror(errno));
 	a.send_cq = cq;
 	a.recv_cq = cq;
-	if (rdma_create_qp(id, pd_for(id->verbs), &a))
+	if (rdma_create_qp(id, pd, &a))
 		DIE("rdma_create_qp: %s", strerror(errno));
 }
 
