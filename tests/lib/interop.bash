@@ -288,7 +288,7 @@ io_wire_check() {
 #   the 6.12 debug kernel's siw leaked six objects in one interop run.
 io_leak_before_ref() {
 	siw_unload
-	kmemleak_scan_check || io_fail "kmemleak: unreferenced objects before the reference was loaded (ours unloaded: ours or an earlier case leaked)"
+	kmemleak_scan_check || io_fail "kmemleak before the reference was loaded (ours unloaded: ours or an earlier case): $KMEMLEAK_WHY"
 }
 io_leak_check() {
 	local rep rc=0 ref

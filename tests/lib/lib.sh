@@ -356,21 +356,29 @@ kmemleak_report() {
 # kmemleak_scan_check: 0 when kmemleak reports nothing new; on a kernel
 # built without kmemleak also 0, with a "not checked" line. Else 1: a
 # report (printed, then cleared: later checks see only newer leaks), or
-# kmemleak missing or off on a kernel built with it (kmemleak_required).
+# kmemleak missing or off on a kernel built with it (kmemleak_required);
+# KMEMLEAK_WHY says which, for the caller's verdict.
 kmemleak_scan_check() {
 	local rep rc=0
-	rep=$(kmemleak_report) || rc=$?
+	KMEMLEAK_WHY=
+	rep=$(kmemleak_report 2>&1) || rc=$?
 	if ((rc == 2)); then
 		if kmemleak_required; then
-			echo "kmemleak missing on $(uname -r), a kernel built with it (no /sys/kernel/debug/kmemleak)" >&2
+			KMEMLEAK_WHY="kmemleak missing on $(uname -r), a kernel built with it (no /sys/kernel/debug/kmemleak)"
+			echo "$KMEMLEAK_WHY" >&2
 			return 1
 		fi
 		info "kmemleak: not checked ($(uname -r) is built without it)"
 		return 0
 	fi
-	((rc == 0)) || return 1
+	if ((rc != 0)); then
+		KMEMLEAK_WHY=$rep
+		echo "$KMEMLEAK_WHY" >&2
+		return 1
+	fi
 	[[ -z $rep ]] && return 0
-	echo "kmemleak found unreferenced objects:" >&2
+	KMEMLEAK_WHY="kmemleak found unreferenced objects"
+	echo "$KMEMLEAK_WHY:" >&2
 	printf '%s\n' "$rep" | head -n 80 >&2
 	echo clear >/sys/kernel/debug/kmemleak
 	return 1

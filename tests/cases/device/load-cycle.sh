@@ -27,6 +27,6 @@ out=$(rdma link show 2>&1)
 [[ -z $out ]] || fail "rdma link shows leftovers: $out"
 [[ -z $(ls /sys/class/infiniband 2>/dev/null) ]] || fail "leftover ib devices: $(ls /sys/class/infiniband)"
 if is_debug_kernel; then
-	kmemleak_scan_check || fail "kmemleak reports unreferenced objects after $n load cycles"
+	kmemleak_scan_check || fail "kmemleak after $n load cycles: $KMEMLEAK_WHY"
 fi
 dmesg_problems_since "$m"

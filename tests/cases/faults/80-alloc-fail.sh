@@ -163,7 +163,7 @@ for inj in failslab fail_page_alloc; do
 	((rings[$inj] > 0)) || fail "$inj failed no ring allocation (vmalloc): not reached"
 done
 dmesg_problems_since "$FAULT_MARK"
-kmemleak_scan_check || fail "kmemleak after the allocation failures"
+kmemleak_scan_check || fail "kmemleak after the allocation failures: $KMEMLEAK_WHY"
 { rdma link delete "$RDEV1" && rdma link delete "$RDEV2"; } || fail "deleting the devices failed"
 siw_unload
 echo "allocation failures: failslab ${hits[failslab]} (${rings[failslab]} rings), fail_page_alloc ${hits[fail_page_alloc]} (${rings[fail_page_alloc]} rings) injected over ${#probs[@]} probabilities each; every step ended cleanly, recovery after each, no leak, module unloaded"

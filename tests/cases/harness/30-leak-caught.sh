@@ -26,7 +26,7 @@ ref=$SIW_TOP/build/ref/$(uname -r)/siw.ko
 [[ -e $SIW_KO ]] || fail "module not built: $SIW_KO"
 
 siw_unload
-kmemleak_scan_check || fail "kmemleak reports objects before the leaking build was loaded"
+kmemleak_scan_check || fail "kmemleak before the leaking build was loaded: $KMEMLEAK_WHY"
 m=$(dmesg_mark)
 for d in $(modinfo -F depends "$leak" | tr ',' ' '); do modprobe "$d" || fail "modprobe $d"; done
 insmod "$leak" || fail "insmod $leak"
@@ -57,5 +57,5 @@ echo "# the reference attribution refused the leak of ours"
 kmemleak_attribute "$rep" selftest "$SIW_KO" "$leak" siw_test_leak || fail "the selftest waiver did not prove the test leak"
 dmesg_since "$m" >"$f"
 scripts/logscan.sh "$f" || fail "logscan.sh still flags the leak after one proof per object"
-kmemleak_scan_check || fail "kmemleak still reports objects after the waiver cleared them"
+kmemleak_scan_check || fail "kmemleak after the waiver cleared the planted leak: $KMEMLEAK_WHY"
 echo "leak of ours caught; not chargeable to the reference"

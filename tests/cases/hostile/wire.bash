@@ -89,7 +89,7 @@ wire_run() {
 		fail "victim did not end cleanly on SIGINT: $(grep -m1 '^EXIT' "$vlog" || echo 'no EXIT line')"
 	dmesg_since "$m" | grep -E 'siw|Terminate' | tail -n 25 | sed 's/^/[dmesg] /'
 	dmesg_problems_since "$m"
-	kmemleak_scan_check || fail "kmemleak reported leaks after the $mode wire cases"
+	kmemleak_scan_check || fail "kmemleak after the $mode wire cases: $KMEMLEAK_WHY"
 	((prc == 0)) || fail "wire peer: $(grep '^SUMMARY' "$plog") (rc=$prc)"
 	echo "wire $mode passed: $nplan of $nplan planned cases ran; $(grep '^SUMMARY' "$plog"); victim $(grep -m1 '^EXIT' "$vlog")"
 }

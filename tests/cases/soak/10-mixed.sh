@@ -154,5 +154,5 @@ info "after $n rounds: slab ${s1} KiB ($((s1 - s0)) KiB), vmalloc ${v1} KiB ($((
 ((v1 - v0 <= SOAK_VMALLOC_KB)) || fail "vmalloc grew by $((v1 - v0)) KiB (margin $SOAK_VMALLOC_KB) over $n rounds"
 ((u1 - u0 <= SOAK_USED_KB)) || fail "used memory grew by $((u1 - u0)) KiB (margin $SOAK_USED_KB) over $n rounds"
 dmesg_problems_since "$FAULT_MARK"
-kmemleak_scan_check || fail "kmemleak after the soak: leaks reported, or missing or off on a kernel built with it"
+kmemleak_scan_check || fail "kmemleak after the soak: $KMEMLEAK_WHY"
 echo "soak passed: $n rounds in $mins min (faults: link flap, loss, client killed), memory flat within margins, seed $seed"

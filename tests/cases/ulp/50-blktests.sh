@@ -59,6 +59,23 @@ if [[ $BT_GROUP == srp ]]; then
 	mkdir -p "$kdir"
 	ln -sf "$(modinfo -n siw)" "$kdir/siw.ko" || fail "link siw.ko into $kdir"
 	on_exit "rm -f $kdir/siw.ko"
+	# srp/rc finds each multipath device by the link udev makes for it,
+	# /dev/disk/by-id/dm-uuid-mpath-*, and the guest runs no udevd: start
+	# one for this case, as on a host, without the rules that would act
+	# on objects the case or blktests set up (rdma-core renaming the siw
+	# devices blktests names, rdma-ndd, NVMe autoconnect, systemd's
+	# network link policy giving the veth pair new MAC addresses)
+	need_cmd udevadm
+	udevd=/lib/systemd/systemd-udevd
+	[[ -x $udevd ]] || fail "no $udevd (package systemd)"
+	mkdir -p /etc/udev/rules.d
+	for r in 60-rdma-persistent-naming 60-rdma-ndd 70-nvmf-autoconnect 80-net-setup-link; do
+		ln -sf /dev/null "/etc/udev/rules.d/$r.rules"
+	done
+	"$udevd" --daemon || fail "$udevd --daemon failed"
+	on_exit "udevadm control --exit"
+	udevadm trigger --action=add --subsystem-match=block
+	udevadm settle --timeout=60 || fail "udevadm settle: events still queued after 60 s"
 	cat >config <<EOF
 TIMEOUT=$(scale 10 20)
 EOF
