@@ -59,7 +59,7 @@ while (($#)); do
 	esac
 done
 case $clock in
-tsc) clock_args="clocksource=tsc tsc=reliable" ;;
+tsc) clock_args= ;;	# scripts/vm.sh's default
 hpet) clock_args="clocksource=hpet" ;;
 *) echo "bench.sh: --clock tsc or hpet" >&2; exit 2 ;;
 esac

@@ -28,8 +28,15 @@
 #               (scripts/demo.sh), SIW_BENCH_* (scripts/bench.sh)
 #   -q          do not stream the console to stdout (log file only)
 #
-# SIW_VM_APPEND: extra kernel command line arguments (scripts/bench.sh uses
-# it for the bench guest's clock source).
+# SIW_VM_APPEND: extra kernel command line arguments (scripts/bench.sh's
+# --clock hpet puts clocksource=hpet there, which wins over the default).
+#
+# The guest's clock is the TSC (clocksource=tsc tsc=reliable, what Linux
+# uses on hardware). Under TCG the kernel otherwise finds the vCPUs' TSCs
+# unsynchronized and falls back to the emulated HPET: every clock read a
+# device access under qemu's global lock, TCP's per-segment timestamps
+# and every timer included, and perftest's start-up calibration (a loop
+# of clock reads) misses its window often enough to need repeats.
 #
 # Guest environment: SIW_TOP (tree, same path as on the host), SIW_KERNEL
 # (the kernel's name, see --kernel), SIW_ROLE/SIW_MY_IP/SIW_PEER_IP in pair
@@ -175,7 +182,7 @@ start_vm() {
 		-nodefaults -display none -monitor none -no-reboot \
 		-chardev "file,id=con,path=$lg" -serial chardev:con \
 		-kernel "$image" -initrd "$initrd" \
-		-append "console=ttyS0 loglevel=5 printk.time=1 panic=-1 mitigations=off no_timer_check rcupdate.rcu_cpu_stall_timeout=300 siwvm.tree=$top siwvm.run=$rd$modarg${SIW_VM_APPEND:+ $SIW_VM_APPEND}" \
+		-append "console=ttyS0 loglevel=5 printk.time=1 panic=-1 mitigations=off no_timer_check rcupdate.rcu_cpu_stall_timeout=300 clocksource=tsc tsc=reliable siwvm.tree=$top siwvm.run=$rd$modarg${SIW_VM_APPEND:+ $SIW_VM_APPEND}" \
 		-fsdev local,id=r,path=/,security_model=none,readonly=on,multidevs=remap \
 		-device virtio-9p-pci,fsdev=r,mount_tag=hostroot \
 		-fsdev "local,id=t,path=$top,security_model=none,multidevs=remap" \

@@ -119,6 +119,19 @@ wait_for() {
 	done
 }
 
+# rdma_listening PORT: an rdma_cm listener on PORT exists (any device and
+# address, from `rdma res show cm_id`). rxe's rdma_cm listener is no TCP
+# socket, so ss cannot see it; wait_for this instead of sleeping.
+rdma_listening() {
+	rdma res show cm_id 2>/dev/null | grep -qE "state LISTEN .*src-addr [^ ]+:$1( |$)"
+}
+# tcp_listening [NETNS] PORT: a TCP listener on PORT (in NETNS)
+tcp_listening() {
+	local ns=()
+	(($# > 1)) && { ns=(ip netns exec "$1"); shift; }
+	"${ns[@]}" ss -Hltn "sport = :$1" | grep -q .
+}
+
 # ---- dmesg -----------------------------------------------------------------
 # m=$(dmesg_mark); ...; dmesg_since "$m"  -> kernel lines logged after mark
 _siw_mark_n=0

@@ -23,8 +23,9 @@ rxe_lo_bw() { # one server and client (the client retries its connect)
 	timeout 120 ib_write_bw -d rxe0 -n 200 -s 4096 >"$srv" 2>&1 &
 	local spid=$! try
 	ok=0
-	for try in 1 2 3 4 5 6 7 8 9 10; do
-		sleep 2
+	# without -R the server takes its peer's QP data on a TCP socket
+	wait_for 60 tcp_listening 18515 || { out="server not listening on 18515 after 60 s"; return; }
+	for try in 1 2 3; do
 		if out=$(timeout 120 ib_write_bw -d rxe0 -n 200 -s 4096 127.0.0.1 2>&1); then
 			ok=1
 			break
@@ -55,3 +56,25 @@ wait_for 10 test "$(ibdev_port_state rxe1)" = PORT_ACTIVE || fail "rxe1 not acti
 wait_for 10 test "$(ibdev_port_state rxe2)" = PORT_ACTIVE || fail "rxe2 not active"
 ip netns exec h1 rdma link show | grep -qE '^link rxe1/1 .*netdev veth1' || fail "rxe1 not on veth1 in h1: $(ip netns exec h1 rdma link show)"
 
+# rdma_listening (lib.sh), which the bench and the rxe runs wait on: false
+# before an rdma_cm listener exists, true once rping's server listens
+# (rxe's listener is no TCP socket), and the client connects at once.
+# As in the bench: one rxe device in the initial namespace, client and
+# server on its address (rxe's UDP socket lives in init_net on 6.1, so
+# rdma_cm across the two namespaces above times out)
+run ip link add vr1 type veth peer name vr2
+on_exit "ip link del vr1"
+run ip addr add 10.89.0.1/24 dev vr1
+run ip link set vr1 up
+run ip link set vr2 up
+run rdma link add rxe3 type rxe netdev vr1
+on_exit "rdma link delete rxe3"
+wait_for 10 test "$(ibdev_port_state rxe3)" = PORT_ACTIVE || fail "rxe3 not active"
+port=7180
+rdma_listening $port && fail "rdma_listening $port before any listener: $(rdma res show cm_id)"
+timeout 60 rping -s -a 10.89.0.1 -p $port -C 3 -v >"$srv" 2>&1 &
+spid=$!
+wait_for 30 rdma_listening $port || fail "rdma_listening: no listener on $port after 30 s: $(rdma res show cm_id)"
+timeout 60 rping -c -a 10.89.0.1 -p $port -C 3 -v || fail "rping over rxe failed right after rdma_listening: $(tail -n 3 "$srv")"
+wait "$spid" || fail "rping server over rxe failed: $(tail -n 3 "$srv")"
+echo "rxe harness checks passed"

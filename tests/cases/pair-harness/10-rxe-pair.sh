@@ -19,7 +19,7 @@ for run in 1 2 3; do
 	if [[ $SIW_ROLE == b ]]; then
 		timeout 180 ib_write_bw -d rxe0 -R -n 200 -s 4096 >/tmp/srv.out 2>&1 &
 		spid=$!
-		sleep 3
+		wait_for 60 rdma_listening 18515 || fail "ib_write_bw server: no rdma_cm listener on 18515 after 60 s"
 		pair_barrier "server-up-$run" 300 45998
 		rc=0
 		wait "$spid" || rc=$?

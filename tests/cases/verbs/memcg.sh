@@ -14,8 +14,10 @@
 #    (the verbs core's own small per-object structures are not ours);
 #  - after the objects are freed the cgroup's charge is back within
 #    2 MiB and the system's use within 32 MiB (it is noisier; siw_memhog
-#    takes its lowest reading until it is back or has stopped going down
-#    for 2 s: memory freed by RCU callbacks and work items comes back late).
+#    first waits, 15 s at most, for the cgroup's charge to come back, since
+#    MRs are freed after an RCU grace period and a work item; then takes
+#    its lowest reading until it is back or has stopped going down for
+#    2 s; docs/testing.md, flakes).
 # A kernel that does not charge the objects lets siw_memhog go on until
 # its bound (192 MiB of growth, 3x memory.max) and fails here.
 # The ORQ/IRQ arrays of a connected QP are not covered: they are made on
