@@ -247,9 +247,12 @@ bench_perf() {
 			for att in 1 2 3; do
 				"${x2[@]}" timeout 240 "$tool" -d "$d2" -R -p $port -F -s "$size" -n "$n" "${qa[@]}" >/tmp/pt-s.log 2>&1 &
 				local spid=$!
-				# rxe's rdma_cm listener is no TCP socket: ask rdma_cm
-				wait_for 60 rdma_listening "$port" ||
-					log "$impl $name rep $r: server not listening after 60 s"
+				if [[ $impl == rxe ]]; then
+					sleep 2	# rxe's rdma_cm listener is no TCP socket
+				else
+					wait_for 60 sh -c "${x2[*]} ss -Hltn 'sport = :$port' | grep -q ." ||
+						log "$impl $name rep $r: server not listening after 60 s"
+				fi
 				((samp)) && samp_start
 				c0=$(cpu_now) t0=$(now)
 				${PERF_WRAP:-} "${x1[@]}" timeout 240 "$tool" -d "$d1" -R -p $port -F -s "$size" -n "$n" "${qa[@]}" "$sip" >/tmp/pt-c.log 2>&1

@@ -139,7 +139,9 @@ wait_listen() {
 	if [[ $RDEV_LTYPE == siw ]]; then
 		wait_for 60 tcp_listening "$ns" "$p" || fail "no listener on port $p in netns $ns"
 	else
+		# rdma_cm shows LISTEN just before rxe's CM listens (lib.sh)
 		wait_for 60 rdma_listening "$p" || fail "no rdma_cm listener on port $p"
+		sleep 1
 	fi
 }
 

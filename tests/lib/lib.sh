@@ -121,7 +121,10 @@ wait_for() {
 
 # rdma_listening PORT: an rdma_cm listener on PORT exists (any device and
 # address, from `rdma res show cm_id`). rxe's rdma_cm listener is no TCP
-# socket, so ss cannot see it; wait_for this instead of sleeping.
+# socket, so ss cannot see it. rdma_cm marks the ID LISTEN a moment before
+# the transport listens (seen on siw: a perftest client connecting right
+# then failed), so for siw wait for the TCP listener (tcp_listening), and
+# for rxe give the client a retry or a moment more.
 rdma_listening() {
 	rdma res show cm_id 2>/dev/null | grep -qE "state LISTEN .*src-addr [^ ]+:$1( |$)"
 }
