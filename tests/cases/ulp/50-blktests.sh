@@ -19,7 +19,7 @@
 # blktests keeps its images in its results directory; nvmet's file
 # backend and the srp tests open them with O_DIRECT, which the guest's
 # tmpfs refuses (EINVAL): the copy lives on an ext4 file system on a RAM
-# disk (brd).
+# disk (brd; where a kernel has none, on a loop device over a tmpfs file).
 # timeout: 1500
 # timeout-debug: 4000
 source "$(dirname "$0")/../../lib/lib.sh"
@@ -42,11 +42,21 @@ on_exit "rdma link del vh1_siw 2>/dev/null; rdma link del vh2_siw 2>/dev/null"
 wait_for 10 test "$(<"/sys/class/net/vh1/carrier")" = 1 || fail "vh1 has no carrier"
 
 # the RAM disk for blktests' copy and its images (see the top)
-run modprobe brd rd_nr=1 rd_size=$((1536 * 1024))
-on_exit "modprobe -r brd"
-mkfs.ext4 -q -F /dev/ram0 || fail "mkfs.ext4 on /dev/ram0"
+# (the debug kernel is built without brd: a loop device over a file in
+# the guest's tmpfs instead, which loop opens buffered)
+if modprobe brd rd_nr=1 rd_size=$((1536 * 1024)) 2>/dev/null; then
+	on_exit "modprobe -r brd"
+	rdisk=/dev/ram0
+else
+	info "no brd module in $(uname -r): ext4 on a loop device over a tmpfs file"
+	run modprobe loop
+	truncate -s 1536M "$TMPD/bt.img" || fail "truncate $TMPD/bt.img"
+	rdisk=$(losetup -f --show "$TMPD/bt.img") || fail "losetup of $TMPD/bt.img"
+	on_exit "losetup -d $rdisk"
+fi
+mkfs.ext4 -q -F "$rdisk" || fail "mkfs.ext4 on $rdisk"
 mkdir "$TMPD/mnt"
-mount -t ext4 /dev/ram0 "$TMPD/mnt" || fail "mount of /dev/ram0: $(dmesg | tail -n 3)"
+mount -t ext4 "$rdisk" "$TMPD/mnt" || fail "mount of $rdisk: $(dmesg | tail -n 3)"
 on_exit "cd /; umount $TMPD/mnt || umount -l $TMPD/mnt"
 cp -a "$bt" "$TMPD/mnt/bt" || fail "copy of blktests to the RAM disk"
 cd "$TMPD/mnt/bt" || fail "cd $TMPD/mnt/bt"
