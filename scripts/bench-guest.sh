@@ -139,7 +139,7 @@ bench_tcp() {
 	for r in $(seq "${1:-1}" "${2:-$reps}"); do
 		ip netns exec h2 iperf3 -s -1 -B $H2 -p 5201 >/tmp/iperf-s.log 2>&1 &
 		local spid=$!
-		wait_for 10 sh -c "ip netns exec h2 ss -Hltn 'sport = :5201' | grep -q ."
+		wait_for 10 tcp_listening 5201 h2
 		samp_start
 		c0=$(cpu_now) t0=$(now)
 		out=$(ip netns exec h1 timeout 60 iperf3 -c $H2 -p 5201 -t 5 -J 2>&1)
@@ -250,7 +250,7 @@ bench_perf() {
 				if [[ $impl == rxe ]]; then
 					sleep 2	# rxe's rdma_cm listener is no TCP socket
 				else
-					wait_for 60 sh -c "${x2[*]} ss -Hltn 'sport = :$port' | grep -q ." ||
+					wait_for 60 tcp_listening "$port" "${ns2#-}" ||
 						log "$impl $name rep $r: server not listening after 60 s"
 				fi
 				((samp)) && samp_start
@@ -563,7 +563,7 @@ bench_profile_tcp() {
 	perf_ready || return
 	ip netns exec h2 iperf3 -s -1 -B $H2 -p 5202 >/tmp/iperf-s.log 2>&1 &
 	local spid=$!
-	wait_for 10 sh -c "ip netns exec h2 ss -Hltn 'sport = :5202' | grep -q ."
+	wait_for 10 tcp_listening 5202 h2
 	perf record -q -a -g -e cpu-clock -F 499 -o /tmp/perf.data -- \
 		ip netns exec h1 timeout 60 iperf3 -c $H2 -p 5202 -t 5 >/tmp/iperf-c.log 2>&1
 	wait "$spid" 2>/dev/null

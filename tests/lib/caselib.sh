@@ -137,7 +137,7 @@ show() { sed "s/^/[$1] /" "$TMPD/$1.log"; }
 wait_listen() {
 	local ns=$1 p=$2
 	if [[ $RDEV_LTYPE == siw ]]; then
-		wait_for 60 tcp_listening "$ns" "$p" || fail "no listener on port $p in netns $ns"
+		wait_for 60 tcp_listening "$p" "$ns" || fail "no listener on port $p in netns $ns"
 	else
 		# rdma_cm shows LISTEN just before rxe's CM listens (lib.sh)
 		wait_for 60 rdma_listening "$p" || fail "no rdma_cm listener on port $p"

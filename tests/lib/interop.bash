@@ -93,9 +93,7 @@ io_step() {
 		timeout "$t" $scmd >"$IO_OUT" 2>&1 &
 		local spid=$! hpid cend=0 peer=$IO_OUT.client
 		on_exit "kill $spid"
-		# shellcheck disable=SC2317
-		_io_listening() { ss -Hltn "sport = :$1" | grep -q .; }
-		wait_for 30 _io_listening "$port" || io_fail "$name: server not listening on port $port: $(tail -n 5 "$IO_OUT")"
+		wait_for 30 tcp_listening "$port" || io_fail "$name: server not listening on port $port: $(tail -n 5 "$IO_OUT")"
 		: >"$peer"
 		timeout "$t" busybox nc -l -p 45996 </dev/null >"$peer" 2>/dev/null &
 		hpid=$!

@@ -128,10 +128,11 @@ wait_for() {
 rdma_listening() {
 	rdma res show cm_id 2>/dev/null | grep -qE "state LISTEN .*src-addr [^ ]+:$1( |$)"
 }
-# tcp_listening [NETNS] PORT: a TCP listener on PORT (in NETNS)
+# tcp_listening PORT [NETNS]: a TCP listener on PORT (in NETNS; none or
+# empty: this one)
 tcp_listening() {
 	local ns=()
-	(($# > 1)) && { ns=(ip netns exec "$1"); shift; }
+	[[ -n ${2:-} ]] && ns=(ip netns exec "$2")
 	"${ns[@]}" ss -Hltn "sport = :$1" | grep -q .
 }
 

@@ -64,8 +64,6 @@ ulp_siw_pair() {
 
 # (wait_for runs its arguments as a command: predicates, not "$(...)")
 ulp_no_qps() { [[ $(ulp_rdma_qps) == 0 ]]; }
-# ulp_listening PORT: a TCP listener on PORT in this netns
-ulp_listening() { ss -Hltn "sport = :$1" | grep -q .; }
 nvme_no_ctrl() { [[ -z $(nvme_ctrls "$1") ]]; }
 nvme_has_ctrl() { [[ -n $(nvme_ctrls "$1") ]]; }
 nvme_state_is() { [[ $(cat "/sys/class/nvme/$1/state" 2>/dev/null) == "$2" ]]; }
@@ -156,7 +154,7 @@ nvmet_up() {
 	echo "$ULP_PORT" >"$p/addr_trsvcid"
 	nvmet_link "$nqn" || ulp_fail "nvmet: linking port 1 to $nqn failed (rdma listener on $ip:$ULP_PORT)"
 	if [[ $RDEV_LTYPE == siw ]]; then
-		wait_for 10 sh -c "ss -Hltn 'sport = :$ULP_PORT' | grep -q ." ||
+		wait_for 10 tcp_listening "$ULP_PORT" ||
 			ulp_fail "nvmet: no TCP listener on port $ULP_PORT (iWARP listen)"
 	fi
 	info "nvmet: $nqn, $nsid namespace(s), rdma $ip:$ULP_PORT"
@@ -382,7 +380,7 @@ nfs_server_up() {
 	grep -q "rdma $NFS_RDMA_PORT" /proc/fs/nfsd/portlist ||
 		ulp_fail "nfsd portlist lacks rdma: $(tr '\n' ' ' </proc/fs/nfsd/portlist)"
 	if [[ $RDEV_LTYPE == siw ]]; then
-		wait_for 10 sh -c "ss -Hltn 'sport = :$NFS_RDMA_PORT' | grep -q ." ||
+		wait_for 10 tcp_listening "$NFS_RDMA_PORT" ||
 			ulp_fail "nfsd: no TCP listener on $NFS_RDMA_PORT (iWARP listen)"
 	fi
 	info "nfsd: portlist $(tr '\n' ' ' </proc/fs/nfsd/portlist), versions $(cat /proc/fs/nfsd/versions)"
@@ -529,9 +527,9 @@ smb_server_up() {
 	run ksmbd.adduser -c "$conf" -i "$db" -a root -p siwtest
 	setsid ksmbd.mountd -n -c "$conf" -u "$db" >"$TMPD/mountd.log" 2>&1 &
 	on_exit "ksmbd.control -s; kill $!"
-	wait_for 30 ulp_listening 5445 ||
+	wait_for 30 tcp_listening 5445 ||
 		ulp_fail "no SMB Direct listener on port 5445: $(ss -Hltn | tr '\n' ' '); mountd: $(tail -n 5 "$TMPD/mountd.log")"
-	wait_for 10 ulp_listening 445 || ulp_fail "ksmbd does not listen on TCP 445"
+	wait_for 10 tcp_listening 445 || ulp_fail "ksmbd does not listen on TCP 445"
 }
 # smb_mount SERVER MNT: mount //SERVER/siw over SMB Direct; it must be an
 # RDMA session (the client's DebugData names SMBDirect)

@@ -35,7 +35,7 @@ done
 rexec=$SIW_TOP/tests/tools/siw_rexec.py
 if [[ $SIW_ROLE != a ]]; then
 	bg rexec python3 "$rexec" --serve 46777
-	wait_for 30 ulp_listening 46777 || { show rexec; fail "siw_rexec does not listen"; }
+	wait_for 30 tcp_listening 46777 || { show rexec; fail "siw_rexec does not listen"; }
 fi
 ulp_barrier ready "$T"
 
@@ -82,7 +82,7 @@ for spec in "rdm verbs;ofi_rxm" "msg verbs"; do
 				-B "$port" -I "$iters" -S all -c >"$TMPD/$ep-srv.log" 2>&1 &
 			spid=$!
 			on_exit "kill $spid 2>/dev/null"
-			wait_for 30 ulp_listening "$port" || fail "fi_pingpong $ep server does not listen on $port"
+			wait_for 30 tcp_listening "$port" || fail "fi_pingpong $ep server does not listen on $port"
 		fi
 		ulp_barrier "fi-$ep-$k-server" "$T"
 		if ((me == k)); then

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Harness self-test with the kernel's own soft-RoCE (rdma_rxe): rdma link
-# add/show/delete, ibv_devinfo parsing, and a small ib_write_bw between two
-# network namespaces. Proves the guest's RDMA user space works.
+# add/show/delete, ibv_devinfo parsing, a small ib_write_bw, and the
+# listener waits of lib.sh (tcp_listening, rdma_listening). Proves the
+# guest's RDMA user space works.
 # timeout: 180
 # timeout-debug: 600
 source "$(dirname "$0")/../../lib/lib.sh"

@@ -24,8 +24,7 @@ run_pass() { # NAME ITERS MAX
 		"$BIN/siw_datacheck" -s -b "$SIW_MY_IP" -p "$port" -t 90 >"$TMPD/srv.log" 2>&1 &
 		spid=$!
 		on_exit "kill $spid"
-		wait_listen_local() { ss -Hltn "sport = :$port" | grep -q .; }
-		wait_for 20 wait_listen_local || true
+		wait_for 20 tcp_listening "$port" || true
 		pair_barrier "datacheck-$name" 120 $((port + 27000))
 		wait_pid "$spid" 1500 || rc=$?
 		cat "$TMPD/srv.log"

@@ -27,7 +27,7 @@ rx_bytes() { rdma_stat "$dev" rx_bytes; }
 
 if [[ $SIW_ROLE == b ]]; then
 	timeout 900 ib_write_bw -d "$dev" -R -p "$port" -F -s 65536 -n "$n" >"$TMPD/srv.log" 2>&1 &
-	wait_for 30 sh -c "ss -Hltn 'sport = :$port' | grep -q ." || fail "ib_write_bw server not listening"
+	wait_for 30 tcp_listening "$port" || fail "ib_write_bw server not listening"
 	pair_barrier poweroff-up 120 45990
 	_mid() { (($(rx_bytes) >= 8 << 20)); }
 	wait_for 120 _mid || fail "the transfer did not start: rx_bytes $(rx_bytes); server: $(tail -n 5 "$TMPD/srv.log")"

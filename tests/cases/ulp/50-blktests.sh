@@ -44,7 +44,8 @@ wait_for 10 test "$(<"/sys/class/net/vh1/carrier")" = 1 || fail "vh1 has no carr
 # the RAM disk for blktests' copy and its images (see the top)
 # (the debug kernel is built without brd: a loop device over a file in
 # the guest's tmpfs instead, which loop opens buffered)
-if modprobe brd rd_nr=1 rd_size=$((1536 * 1024)) 2>/dev/null; then
+if modinfo brd >/dev/null 2>&1; then
+	run modprobe brd rd_nr=1 rd_size=$((1536 * 1024))
 	on_exit "modprobe -r brd"
 	rdisk=/dev/ram0
 else
