@@ -19,8 +19,6 @@ MODULE_DESCRIPTION("Software iWARP RDMA provider (out-of-tree siw)");
 MODULE_LICENSE("Dual BSD/GPL");
 MODULE_ALIAS_RDMA_LINK("siw");
 MODULE_VERSION(SIW_VERSION);
-/* user verbs need ib_uverbs; from 7.x nothing siw uses pulls it in */
-MODULE_SOFTDEP("post: ib_uverbs");
 
 static LIST_HEAD(siw_devices);
 static DEFINE_MUTEX(siw_dev_lock);
@@ -274,6 +272,26 @@ static noinline void siw_test_leak(void)
 static inline void siw_test_leak(void) { }
 #endif
 
+/*
+ * User verbs need ib_uverbs. Up to 6.12 siw uses its symbols, so it is
+ * loaded first; on later kernels (7.x, SIW_LOAD_UVERBS) nothing siw uses
+ * pulls it in, and a host without rdma-core's udev rules would not have
+ * it. Loaded here, not by a soft dependency: with one, `modprobe -r siw`
+ * also unloads ib_uverbs, and `modprobe -r --wait` (blktests) waits out
+ * its timeout while rdma_ucm still uses it.
+ */
+static void __init siw_load_uverbs(void)
+{
+	int rv;
+
+	if (!SIW_LOAD_UVERBS)
+		return;
+	rv = request_module("ib_uverbs");
+	if (rv)
+		pr_warn("siw: loading ib_uverbs failed (%d): no user verbs until it is loaded\n",
+			rv);
+}
+
 static int __init siw_init(void)
 {
 	int rv;
@@ -294,6 +312,7 @@ static int __init siw_init(void)
 		goto err_cm;
 
 	rdma_link_register(&siw_link_ops);
+	siw_load_uverbs();
 	pr_info("siw: software iWARP provider loaded\n");
 	return 0;
 

@@ -57,6 +57,18 @@ static inline struct ib_udata *siw_cq_udata(struct ib_udata *u)
 #endif
 
 /*
+ * ib_uverbs, which user verbs need: up to 6.12 siw uses its symbols
+ * (ib_umem), so modprobe loads it first; later kernels (7.x) have those
+ * in ib_core, and siw_init() loads it itself (siw_load_uverbs()).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0) && \
+	IS_MODULE(CONFIG_INFINIBAND_USER_ACCESS)
+#define SIW_LOAD_UVERBS	1
+#else
+#define SIW_LOAD_UVERBS	0
+#endif
+
+/*
  * Pin a user virtual address range: ib_umem_get() is ib_umem_get_va()
  * from 7.2 (Debian's 7.2 headers, the oldest 7.x we build for).
  */

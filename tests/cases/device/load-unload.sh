@@ -20,6 +20,17 @@ printf '%s\n' "$params"
 
 run modprobe siw
 lsmod | awk '$1 == "siw" { f = 1 } END { exit !f }' || fail "lsmod does not show siw"
+# user verbs need ib_uverbs: loaded with siw on every kernel (a hard
+# dependency up to 6.12; on 7.x siw_init() loads it)
+[[ -d /sys/module/ib_uverbs ]] || fail "ib_uverbs not loaded after modprobe siw (libsiw needs it)"
+# removing siw leaves the modules others use alone: with a soft dependency
+# on ib_uverbs, modprobe -r siw also tried ib_uverbs, and blktests'
+# modprobe -r --wait waited 50 s for it while rdma_ucm held it
+run modprobe rdma_ucm
+plan=$(modprobe -r -n -v siw 2>&1) || fail "modprobe -r -n -v siw failed: $plan"
+info "modprobe -r -n -v siw: $(tr '\n' ' ' <<<"$plan")"
+grep -q 'rmmod siw' <<<"$plan" || fail "modprobe -r -n -v siw does not remove siw: $plan"
+! grep -qE 'rmmod (ib_uverbs|ib_core)' <<<"$plan" || fail "modprobe -r siw would unload modules rdma_ucm uses: $plan"
 [[ $(cat /sys/module/siw/initstate) == live ]] || fail "siw initstate $(cat /sys/module/siw/initstate)"
 siw_is_ours || fail "loaded siw is not ours"
 # every parameter in sysfs is documented and readable
