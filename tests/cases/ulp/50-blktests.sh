@@ -13,6 +13,8 @@
 # (SIW_TEST_FULL=1): every test of the nvme group a fabrics transport can
 # run. With BT_GROUP=srp (ulp/51-blktests-srp): the whole srp group (SCSI
 # RDMA Protocol initiator and LIO target over siw, dm-multipath on top).
+# BT_SEL="GROUP/NNN ...": only those (the default tier's short forms,
+# ulp/52-blktests-nvme-short and ulp/53-blktests-srp-short).
 # Every selected test must pass, or be one blktests skips for a reason
 # that tests/cases/ulp/blktests-allowed-skips lists (srp/003 and 004: no
 # legacy device mapper since Linux 5.0); the kernel log must stay clean.
@@ -99,7 +101,10 @@ nvme_img_size=256M
 TIMEOUT=$(scale 10 20)
 EOF
 fi
-if [[ $BT_GROUP == srp ]]; then
+if [[ -n ${BT_SEL:-} ]]; then
+	# a short form (ulp/52, ulp/53): the tests it names
+	read -ra sel <<<"$BT_SEL"
+elif [[ $BT_GROUP == srp ]]; then
 	:
 elif ((${SIW_TEST_FULL:-0})); then
 	# every nvme test a fabrics transport like rdma can run (not the
