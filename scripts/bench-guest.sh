@@ -247,8 +247,13 @@ bench_perf() {
 			for att in 1 2 3; do
 				"${x2[@]}" timeout 240 "$tool" -d "$d2" -R -p $port -F -s "$size" -n "$n" "${qa[@]}" >/tmp/pt-s.log 2>&1 &
 				local spid=$!
-				if [[ $impl == rxe ]]; then
-					sleep 2	# rxe's rdma_cm listener is no TCP socket
+				if [[ $impl == *rxe ]]; then
+					# rxe's rdma_cm listener is no TCP socket. Its per-device
+					# ID shows LISTEN just before ib_cm_insert_listen() in the
+					# same call (rdma_listen()), a window far shorter than
+					# the client's start; siw's TCP listen comes later (ss)
+					wait_for 60 rdma_listening "$port" ||
+						log "$impl $name rep $r: no rdma_cm listener after 60 s"
 				else
 					wait_for 60 tcp_listening "$port" "${ns2#-}" ||
 						log "$impl $name rep $r: server not listening after 60 s"
@@ -285,7 +290,6 @@ bench_perf() {
 			if [[ $st == ok ]]; then nok=$((nok + 1)); else nfail=$((nfail + 1)); fi
 			row "$impl" "$name" "$r" "$st" "$v" "$v2" $((size * n * q)) "$c0" "$c1" "$t0" "$t1"
 			[[ $st == ok ]] && log "$impl $name rep $r: $v${v2:+ (avg $v2)} ($(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s)"
-			sleep 0.2
 		done
 	done
 }
@@ -507,34 +511,59 @@ bench_profile_cm() {
 	log "profile cm $1: $(sed -n 2,3p "$out/profile-cm-$1.txt" | tr '\n' ' ')"
 	rm -f /tmp/perf.data /tmp/perf-report.txt
 }
-# bench_hops IMPL: the hand-offs a connection and a 64 B round trip cost:
-# scheduler, work queue and softirq tracepoints counted with perf record -a
-# (no sampling: every event) during siw_cmrate rate and siw_lat write,
-# send and read -> profile-hops-IMPL.txt, events per connection or per
-# round trip: context switches, wake-ups (by the woken task's name), work
-# items (by function), softirqs (by vector), IPIs
+# bench_hops IMPL: the hand-offs a connection, a 64 B round trip and a
+# 64 B message of a stream cost: scheduler, work queue, softirq and IPI
+# tracepoints and the perftest client's system calls, counted with perf
+# record -a (no sampling: every event) during siw_cmrate rate, siw_lat
+# write, send and read, and ib_write_bw, ib_send_bw and ib_read_bw 64 B ->
+# profile-hops-IMPL.txt, events per connection, round trip or message:
+# context switches, wake-ups (by the woken task's name), work items (by
+# function), softirqs (by vector), IPIs; per message also the packets on
+# the link (veth2, both directions). rxe (no link, no rdma_cm of siw's
+# tools): the messages only.
 hops_events=(-e sched:sched_switch -e sched:sched_wakeup -e workqueue:workqueue_execute_start
-	-e irq:softirq_entry -e irq_vectors:call_function_single_entry -e irq_vectors:reschedule_entry)
+	-e irq:softirq_entry -e irq_vectors:call_function_single_entry -e irq_vectors:reschedule_entry
+	-e raw_syscalls:sys_enter)
 # hops_count N WHAT: /tmp/hops.data -> events per WHAT
 hops_count() {
-	perf script -i /tmp/hops.data -F event,trace 2>/dev/null | awk -v n="$1" -v what="$2" '
-		{ ev = $1; sub(/:$/, "", ev) }
+	perf script -i /tmp/hops.data -F comm,event,trace 2>/dev/null | awk -v n="$1" -v what="$2" '
+		{ cm = $1; $1 = ""; $0 = $0; ev = $1; sub(/:$/, "", ev) }
 		ev == "sched:sched_switch" { c["switch"]++ }
 		ev == "sched:sched_wakeup" { t = $2; sub(/^comm=/, "", t); sub(/[:\/].*$/, "", t); sub(/[0-9]+$/, "", t)
 			c["wakeup"]++; w[t]++ }
 		ev == "workqueue:workqueue_execute_start" { f = $NF; c["work"]++; wk[f]++ }
 		ev == "irq:softirq_entry" { v = $NF; gsub(/[\[\]]|action=/, "", v); c["softirq"]++; sq[v]++ }
 		ev ~ /call_function_single_entry|reschedule_entry/ { c["ipi"]++ }
+		ev == "raw_syscalls:sys_enter" && cm ~ /^(ib_|siw_lat|siw_cmrate)/ { c["sys"]++ }
 		function per(x) { return x / n }
 		END {
-			printf "%6.2f context switches, %6.2f wake-ups, %6.2f work items, %6.2f softirqs, %6.2f IPIs per %s\n",
-				per(c["switch"]), per(c["wakeup"]), per(c["work"]), per(c["softirq"]), per(c["ipi"]), what
+			printf "%6.2f context switches, %6.2f wake-ups, %6.2f work items, %6.2f softirqs, %6.2f IPIs, %6.2f system calls of the tools (both ends) per %s\n",
+				per(c["switch"]), per(c["wakeup"]), per(c["work"]), per(c["softirq"]), per(c["ipi"]), per(c["sys"]), what
 			srt = "sort"
 			for (k in w) if (per(w[k]) >= 0.05) printf "  wake-ups of %-22s %6.2f\n", k, per(w[k]) | srt
 			for (k in wk) if (per(wk[k]) >= 0.05) printf "  work item %-24s %6.2f\n", k, per(wk[k]) | srt
 			for (k in sq) if (per(sq[k]) >= 0.05) printf "  softirq %-26s %6.2f\n", k, per(sq[k]) | srt
 			close(srt)
 		}'
+}
+# link_pkts: packets through veth2 (h2), both directions
+link_pkts() {
+	ip netns exec h2 cat /sys/class/net/veth2/statistics/rx_packets /sys/class/net/veth2/statistics/tx_packets |
+		awk '{ s += $1 } END { print s }'
+}
+# hops_msg IMPL: a 64 B message stream per verb (perftest, one QP)
+hops_msg() {
+	local n k p0 p1 pk
+	n=$(sc 3000)
+	for k in write send read; do
+		p0=$(link_pkts)
+		PERF_WRAP="perf record -q -a ${hops_events[*]} -o /tmp/hops.data --" \
+			bench_perf "hops_$1" "$D1" "$D2" "$N1" "$N2" "$SIP" 1 "hops_${k}_64 ib_${k}_bw 64 $n bw"
+		p1=$(link_pkts)
+		pk=$([[ $1 == rxe ]] && echo "n/a (loopback)" || awk -v a="$p0" -v b="$p1" -v n="$n" 'BEGIN { printf "%.2f", (b - a) / n }')
+		echo "## $n ib_${k}_bw messages, 64 B, one QP ($(grep -F "hops_$1" "$raw" | tail -n 1 | cut -f5) MiB/s under perf; packets on the link per message: $pk)"
+		hops_count "$n" message
+	done
 }
 bench_hops() {
 	perf_ready || return
@@ -544,17 +573,20 @@ bench_hops() {
 		{ log "hops: no tracepoints for perf"; return; }
 	n=$(sc 200)
 	{
-		echo "# $1: perf record -a of scheduler, work queue, softirq and IPI tracepoints (every event, both vCPUs, both ends)"
-		CM_WRAP="perf record -q -a ${hops_events[*]} -o /tmp/hops.data --" CM_N=$n bench_cm "hops_$1" h1 h2 $H2
-		echo "## $n rdma_cm connections (siw_cmrate rate; connect median $(cut -d' ' -f6 <<<"$cm_line") ms under perf)"
-		hops_count "$n" connection
-		n=$(sc 2000)
-		for op in write send read; do
-			LAT_WRAP="perf record -q -a ${hops_events[*]} -o /tmp/hops.data --" LAT_N=$n \
-				mono_lat "hops_$1" 1 "$op"
-			echo "## $n siw_lat $op round trips, 64 B (p50 half round trip under perf $(grep -F "hops_$1" "$raw" | tail -n 1 | cut -f5) us)"
-			hops_count "$n" "round trip"
-		done
+		echo "# $1: perf record -a of scheduler, work queue, softirq, IPI and system call tracepoints (every event, both vCPUs, both ends)"
+		if [[ $1 != rxe ]]; then
+			CM_WRAP="perf record -q -a ${hops_events[*]} -o /tmp/hops.data --" CM_N=$n bench_cm "hops_$1" h1 h2 $H2
+			echo "## $n rdma_cm connections (siw_cmrate rate; connect median $(cut -d' ' -f6 <<<"$cm_line") ms under perf)"
+			hops_count "$n" connection
+			n=$(sc 2000)
+			for op in write send read; do
+				LAT_WRAP="perf record -q -a ${hops_events[*]} -o /tmp/hops.data --" LAT_N=$n \
+					mono_lat "hops_$1" 1 "$op"
+				echo "## $n siw_lat $op round trips, 64 B (p50 half round trip under perf $(grep -F "hops_$1" "$raw" | tail -n 1 | cut -f5) us)"
+				hops_count "$n" "round trip"
+			done
+		fi
+		hops_msg "$1"
 	} >"$out/profile-hops-$1.txt"
 	log "hops $1: $(grep -A1 '^## ' "$out/profile-hops-$1.txt" | grep -v '^--' | tr '\n' ' ')"
 	rm -f /tmp/hops.data
@@ -838,6 +870,7 @@ for impl in $impls; do
 		;;
 	rxe)
 		impl_up rxe || continue
+		has hops && bench_hops rxe
 		has qps && bench_perf rxe "$D1" "$D2" "$N1" "$N2" "$SIP" 1 "${qp_tests[@]}"
 		has cm && bench_cm rxe "$N1" "$N2" "$SIP"
 		has mem && bench_mem rxe "$D1" "$N1" "$N2" "$SIP"

@@ -12,9 +12,10 @@
 #   --profile     only the profile phase (perf record during ib_write/read/
 #                 send_bw of ours and iperf3, the latency and connection
 #                 profiles of ours and the reference siw): about 7 min
-#   --hops        only the hops phase: scheduler, work queue, softirq and
-#                 IPI events per connection and per 64 B round trip, ours
-#                 and the reference siw (build/bench-hops/, about 4 min)
+#   --hops        only the hops phase: scheduler, work queue, softirq, IPI
+#                 and system call events per connection, per 64 B round
+#                 trip and per 64 B message of a perftest stream, ours and
+#                 the reference siw (rxe: the stream) (build/bench-hops/)
 #   --reps N      repetitions per main-table measurement, median reported (3)
 #   --scale F     multiply the perftest iteration counts by F (1)
 #   --phases P    guest phases to run (default all; see bench-guest.sh)
@@ -45,7 +46,7 @@ while (($#)); do
 	case $1 in
 	--quick) quick=1 reps=1 scale=0.3; shift ;;
 	--profile) phases=profile impls="tcp ours ref"; shift ;;
-	--hops) phases=hops impls="ours ref"; shift ;;
+	--hops) phases=hops impls="ours ref rxe"; shift ;;
 	--phases) phases=$2; shift 2 ;;
 	--reps) reps=$2; shift 2 ;;
 	--scale) scale=$2; shift 2 ;;
