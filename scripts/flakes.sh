@@ -36,10 +36,9 @@ awk -v runs="$n" '
 		if (line !~ /^env overrides/) notice[line]++
 	}
 	END {
-		print "case\truns\tfailed\tnotices"
 		for (c in seen) printf "%s\t%d\t%d\t%d\n", c, seen[c], failed[c] + 0, notice[c] + 0
 		for (c in notice) if (!(c in seen)) printf "%s\t%d\t0\t%d\n", c, runs, notice[c]
-	}' "$out"/run-*.log | sort >"$out/table.tsv"
+	}' "$out"/run-*.log | sort | { printf 'case\truns\tfailed\tnotices\n'; cat; } >"$out/table.tsv"
 cat "$out/table.tsv"
 echo "# $n runs, $bad failed; cases that failed or retried at least once:"
 awk -F'\t' 'NR > 1 && ($3 > 0 || $4 > 0)' "$out/table.tsv" | sed 's/^/#   /'
