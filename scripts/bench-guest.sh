@@ -247,7 +247,7 @@ bench_perf() {
 			for att in 1 2 3; do
 				"${x2[@]}" timeout 240 "$tool" -d "$d2" -R -p $port -F -s "$size" -n "$n" "${qa[@]}" >/tmp/pt-s.log 2>&1 &
 				local spid=$!
-				if [[ $impl == *rxe ]]; then
+				if [[ $d2 == rxe* ]]; then
 					# rxe's rdma_cm listener is no TCP socket. Its per-device
 					# ID shows LISTEN just before ib_cm_insert_listen() in the
 					# same call (rdma_listen()), a window far shorter than
@@ -560,7 +560,7 @@ hops_msg() {
 		PERF_WRAP="perf record -q -a ${hops_events[*]} -o /tmp/hops.data --" \
 			bench_perf "hops_$1" "$D1" "$D2" "$N1" "$N2" "$SIP" 1 "hops_${k}_64 ib_${k}_bw 64 $n bw"
 		p1=$(link_pkts)
-		pk=$([[ $1 == rxe ]] && echo "n/a (loopback)" || awk -v a="$p0" -v b="$p1" -v n="$n" 'BEGIN { printf "%.2f", (b - a) / n }')
+		pk=$([[ $N2 == - ]] && echo "n/a (loopback)" || awk -v a="$p0" -v b="$p1" -v n="$n" 'BEGIN { printf "%.2f", (b - a) / n }')
 		echo "## $n ib_${k}_bw messages, 64 B, one QP ($(grep -F "hops_$1" "$raw" | tail -n 1 | cut -f5) MiB/s under perf; packets on the link per message: $pk)"
 		hops_count "$n" message
 	done
