@@ -90,7 +90,8 @@ io_step() {
 	IO_STEP_MARK=$(dmesg_mark)
 	if [[ $SIW_ROLE == b ]]; then
 		# shellcheck disable=SC2086
-		timeout "$t" $scmd >"$IO_OUT" 2>&1 &
+		# line-buffered: a server stopped below keeps what it printed
+		timeout "$t" stdbuf -oL $scmd >"$IO_OUT" 2>&1 &
 		local spid=$! hpid cend=0 peer=$IO_OUT.client
 		on_exit "kill $spid"
 		wait_for 30 tcp_listening "$port" || io_fail "$name: server not listening on port $port: $(tail -n 5 "$IO_OUT")"
@@ -103,6 +104,7 @@ io_step() {
 				cend=$SECONDS
 			elif ((cend && SECONDS - cend >= IO_GRACE)); then
 				IO_NOTE=" ($IO_GRACE s after the client ended: $(cat "$peer"))"
+				io_stuck_state "$spid"
 				break
 			fi
 			sleep 0.2
@@ -125,12 +127,29 @@ io_step() {
 	((${IO_DEFER:-0})) || io_step_verdict
 	pair_barrier "$name-done" "$2"
 }
+# io_stuck_state PID: what a server left waiting after its client ended
+# is blocked on (its threads' kernel stacks) and the state of this side's
+# connections, for the log, before it is stopped
+io_stuck_state() {
+	local p t
+	for p in $(pgrep -P "$1" || true); do
+		for t in /proc/"$p"/task/*; do
+			io_log "stuck server pid $p thread ${t##*/}: $(tr '\n' ' ' 2>/dev/null <"$t/stack" | cut -c1-400)"
+		done
+	done
+	rdma res show cm_id 2>&1 | sed 's/^/[stuck] cm_id: /' || true
+	rdma res show qp 2>&1 | grep -v 'type GSI' | sed 's/^/[stuck] qp: /' || true
+	ss -tanoi 2>&1 | sed 's/^/[stuck] ss: /' || true
+	dmesg_since "$IO_STEP_MARK" | tail -n 20 | sed 's/^/[stuck] dmesg: /' || true
+}
 # io_step_verdict: record the last io_step's failure (io_step does it
 # itself unless IO_DEFER=1, for a step that may be repeated), with the
 # output's last line, which for perftest names what went wrong
 io_step_verdict() {
 	local last klog why
-	last=$(grep -v '^ *-*$' "$IO_OUT" 2>/dev/null | tail -n 1 | cut -c1-160)
+	# (an empty output, e.g. a server killed before it flushed, is named
+	# below, not an abort of the case under pipefail)
+	last=$({ grep -v '^ *-*$' "$IO_OUT" 2>/dev/null || true; } | tail -n 1 | cut -c1-160)
 	if [[ -n $IO_NOTE ]]; then
 		why="still running$IO_NOTE"
 	elif ((IO_RC == 124)); then
@@ -155,7 +174,7 @@ io_rping() {
 		"rping -s -a $SIW_MY_IP -p $port -v -V -C $c -S $size" \
 		"rping -c -a $SIW_PEER_IP -p $port -v -V -C $c -S $size"
 	((IO_RC == 0)) || return 0
-	got=$(grep -oE 'rdma-ping-[0-9]+:' "$IO_OUT" | sort -u | wc -l)
+	got=$({ grep -oE 'rdma-ping-[0-9]+:' "$IO_OUT" || true; } | sort -u | wc -l)
 	((got == c)) || io_soft "rping size $size: printed $got distinct pings, expected $c" || true
 }
 
@@ -172,8 +191,12 @@ io_datacheck() {
 	! grep -q '^FAIL' "$IO_OUT" || io_soft "$name: FAIL lines in the output" || true
 }
 
-# what perftest's client prints when its first connection failed
-IO_PT_NOCONN='Unable to perform rdma_client function|Unexpected CM event'
+# what perftest's client prints when its first connection failed: its
+# own data-exchange connection, or (third) the test QP's connection, made
+# right after a handshake after which the server only starts listening;
+# refused when it is not up yet, and perftest 4.5-0.17's retry of it uses
+# the ids it has just freed (SIGSEGV) while the server waits on
+IO_PT_NOCONN='Unable to perform rdma_client function|Unexpected CM event|Event: RDMA_CM_EVENT_REJECTED; error: -111'
 # io_perf TOOL PORT ARGS...
 io_perf() {
 	local tool=$1 port=$2 run again stop; shift 2
