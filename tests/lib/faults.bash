@@ -61,7 +61,7 @@ xfer_where() {
 	local p
 	for p in $(pgrep -x 'siw_datacheck|rmmod|rdma'); do
 		echo "# pid $p ($(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null || true)) state $(awk '{ print $3 }' "/proc/$p/stat" 2>/dev/null || true):"
-		sed 's/^/#   /' "/proc/$p/stack" 2>/dev/null || true
+		proc_stacks "$p" | sed 's/^/#   /' || true
 	done
 	echo w >/proc/sysrq-trigger 2>/dev/null || true
 }

@@ -131,12 +131,8 @@ io_step() {
 # is blocked on (its threads' kernel stacks) and the state of this side's
 # connections, for the log, before it is stopped
 io_stuck_state() {
-	local p t
-	for p in $(pgrep -P "$1" || true); do
-		for t in /proc/"$p"/task/*; do
-			io_log "stuck server pid $p thread ${t##*/}: $(tr '\n' ' ' 2>/dev/null <"$t/stack" | cut -c1-400)"
-		done
-	done
+	# shellcheck disable=SC2046 # one PID per word
+	proc_stacks $(pgrep -P "$1" || true) | sed 's/^/[stuck] server /' || true
 	rdma res show cm_id 2>&1 | sed 's/^/[stuck] cm_id: /' || true
 	rdma res show qp 2>&1 | grep -v 'type GSI' | sed 's/^/[stuck] qp: /' || true
 	ss -tanoi 2>&1 | sed 's/^/[stuck] ss: /' || true

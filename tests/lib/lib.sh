@@ -145,6 +145,17 @@ dmesg_mark() {
 	echo "siwtest: $id" >/dev/kmsg
 	echo "$id"
 }
+# proc_stacks PID...: the kernel stack of each thread of each PID, a line
+# per thread (where a process that should have ended is blocked)
+proc_stacks() {
+	local p t
+	for p in "$@"; do
+		for t in /proc/"$p"/task/*; do
+			[[ -e $t ]] || continue
+			echo "pid $p thread ${t##*/}: $(tr '\n' ' ' 2>/dev/null <"$t/stack" | cut -c1-400)"
+		done
+	done
+}
 dmesg_since() {
 	dmesg | awk -v id="siwtest: $1" 'found { print; next } index($0, id) { found = 1 }'
 }

@@ -59,7 +59,7 @@ reap() {
 	if ! wait_for "$3" eval "! kill -0 $pid 2>/dev/null"; then
 		echo "## $name (pid $pid) still running after $3 s:"
 		show "$name" | tail -n 20
-		sed 's/^/#   stack: /' "/proc/$pid/stack" 2>/dev/null || true
+		proc_stacks "$pid" | sed 's/^/#   stack: /' || true
 		for ns in h1 h2; do ip netns exec "$ns" ss -tnoi | sed "s/^/#   $ns: /" | head -n 60; done
 	fi
 	wait_pid "$pid" 1 || rc=$?
