@@ -36,6 +36,22 @@ if [[ -n ${SIW_ROLE:-} ]]; then
 	done
 fi
 
+# stuck_case NAME OUT: NAME outlived its timeout and the kill: log the
+# blocked tasks' stacks (console) and a FAIL reason; later cases of this
+# boot are not run, the kernel holds a task that cannot end
+stuck_case() {
+	echo "guest-cases: $1 still runs ${grace}s after its limit; blocked tasks:"
+	echo w >/proc/sysrq-trigger
+	{
+		echo "processes in D state:"
+		ps -eo pid,stat,wchan:32,args | awk 'NR == 1 || $2 ~ /^D/'
+		echo "FAIL: still running ${grace}s after its ${t}s limit and the kill: a task is stuck in the kernel (stacks: console log, sysrq w)"
+	} >>"$2" 2>&1
+	stuck_name=$1
+}
+
+grace=${SIW_STUCK_GRACE:-60}
+stuck_name=
 i=0
 for spec in $SIW_CASES; do
 	c=${spec%:*} t=${spec##*:}
@@ -45,7 +61,9 @@ for spec in $SIW_CASES; do
 	mkdir -p "$(dirname "$of")"
 	echo "@@CASE-BEGIN $name"
 	start=$SECONDS
-	if ((!peer_ok)); then
+	if [[ -n $stuck_name ]]; then
+		echo "FAIL: not run: $stuck_name is stuck in the kernel" >"$of"; rc=1
+	elif ((!peer_ok)); then
 		echo "FAIL: peer guest unreachable on the pair link" >"$of"; rc=1
 	else
 		rc=0
@@ -58,11 +76,27 @@ for spec in $SIW_CASES; do
 			# group on expiry; leftovers of a finished case are killed too.
 			SIW_CASE=${name##*/} timeout -k 10 "$t" bash -c 'cd "$SIW_TOP" && exec bash "$0"' "$top/tests/cases/$c" </dev/null >>"$of" 2>&1 &
 			tpid=$!
+			# timeout(1) waits for its killed child: a task stuck in
+			# the kernel (D state) would hold this boot until the
+			# host's VM limit, hours in a long tier. A watchdog ends
+			# the wait $grace s after the case's own limit instead.
+			stuck=0
+			trap 'stuck=1' USR1
+			(sleep $((t + 10 + grace)) && kill -USR1 $$) 2>/dev/null &
+			wpid=$!
 			wait "$tpid" || rc=$?
+			# the watchdog's sleep first: no orphan left per case
+			((stuck)) || { pkill -P "$wpid" 2>/dev/null; kill "$wpid" 2>/dev/null; }
+			wait "$wpid" 2>/dev/null
+			trap - USR1
+			if ((stuck)); then
+				stuck_case "$name" "$of"
+				rc=124
+			fi
 			# 78: the case asks for a power cut of this guest now, its
 			# processes and connections as they are (pair-faults)
 			((rc == 78)) || kill -KILL -- "-$tpid" 2>/dev/null
-			((rc == 124 || rc == 137)) && echo "FAIL: case timed out after ${t}s" >>"$of"
+			((!stuck && (rc == 124 || rc == 137))) && echo "FAIL: case timed out after ${t}s" >>"$of"
 		fi
 	fi
 	secs=$((SECONDS - start))

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Harness self-test: a leak of ours is caught, and cannot be charged to the
 # kernel's own siw. Loads build/leak/$KVER/siw.ko (ours built with
-# -DSIW_TEST_LEAK by tests/run: loses 64 bytes in siw_test_leak at load)
-# and asserts:
-#  - kmemleak reports the object, its backtrace shows siw_test_leak, and the
-#    kernel logged the "new suspected memory leaks" line that
-#    scripts/logscan.sh flags;
+# -DSIW_TEST_LEAK by tests/run: loses 8 objects of 64 bytes in siw_test_leak
+# at load, frees them at unload) and asserts:
+#  - kmemleak reports at least one of them, with siw_test_leak in its
+#    backtrace, and the kernel logged the "new suspected memory leaks" line
+#    that scripts/logscan.sh flags. kmemleak is conservative: a stale word
+#    equal to an object's address hides the object. CI once saw the one
+#    object the build then lost hidden; six loads in a row here reported
+#    4, 2, 2, 4, 4, 4 of 4 (docs/testing.md, flakes). Fewer than 8
+#    reported is a NOTICE with the count;
 #  - the interop attribution (kmemleak_attribute ... reference, as on the
 #    guest running the reference) refuses it;
 #  - only the proof by the test-only function waives it (this case's own
@@ -31,12 +35,16 @@ m=$(dmesg_mark)
 for d in $(modinfo -F depends "$leak" | tr ',' ' '); do modprobe "$d" || fail "modprobe $d"; done
 insmod "$leak" || fail "insmod $leak"
 on_exit "rmmod siw"
-dmesg_since "$m" | grep -q 'SIW_TEST_LEAK build, lost 64 bytes: yes' || fail "the leaking build did not say it leaked: $(dmesg_since "$m" | tail -n 5)"
+dmesg_since "$m" | grep -q 'SIW_TEST_LEAK build, lost 8x64 bytes: yes' || fail "the leaking build did not say it leaked: $(dmesg_since "$m" | tail -n 5)"
 
 rep=$(kmemleak_report) || fail "kmemleak_report failed"
 [[ -n $rep ]] || fail "kmemleak reports nothing after the leaking build was loaded"
 printf '%s\n' "$rep" | head -n 30
-grep -qE 'siw_test_leak\+0x[0-9a-f]+/0x[0-9a-f]+ \[siw\]' <<<"$rep" || fail "no object with siw_test_leak [siw] in its backtrace"
+# objects whose backtrace holds siw_test_leak (of those the report lists)
+planted=$(awk '/^unreferenced object 0x/ { a = $3 } /siw_test_leak\+0x[0-9a-f]+\/0x[0-9a-f]+ \[siw\]/ && a != "" { print a; a = "" }' <<<"$rep" | wc -l)
+((planted > 0)) || fail "no object with siw_test_leak [siw] in its backtrace"
+echo "# kmemleak reported $planted of the 8 planted objects"
+((planted == 8)) || notice "kmemleak reported $planted of the 8 planted objects: the others had a stale copy of their address somewhere it scans"
 
 # the scan line the kernel-log scanner catches
 f=$(mktemp)
