@@ -16,6 +16,9 @@
 #include "siw.h"
 #include "siw_trace.h"
 
+/* siw_qp_destroy() logs a wait for references this long, and again */
+#define SIW_QP_DESTROY_NAG_S 30
+
 static void siw_qp_release(struct kref *ref)
 {
 	struct siw_qp *qp = container_of(ref, struct siw_qp, ref);
@@ -387,12 +390,25 @@ void siw_qp_llp_detach(struct siw_qp *qp)
  */
 void siw_qp_destroy(struct siw_qp *qp)
 {
+	unsigned int waited = 0;
+
 	siw_qp_to_error(qp);
 	xa_erase(&qp->sdev->qp_xa, qp->id);
 
 	/* CM and iw_cm references go once the connection is closed */
 	siw_qp_put(qp);
-	wait_for_completion(&qp->freed);
+	/*
+	 * The CM's timers (connect 10 s, close 5 s) bound that wait; past
+	 * them a reference is lost: say so, as the hung-task detector
+	 * would (the tests' log scan flags both), and keep waiting.
+	 */
+	while (!wait_for_completion_timeout(&qp->freed,
+					    SIW_QP_DESTROY_NAG_S * HZ)) {
+		waited += SIW_QP_DESTROY_NAG_S;
+		siw_err(qp->sdev,
+			"QP %u: destroy blocked for more than %u s, %u reference(s) left\n",
+			qp_id(qp), waited, kref_read(&qp->ref));
+	}
 	cancel_work_sync(&qp->tx_work);
 }
 

@@ -46,6 +46,7 @@ bad=(
 	# hung tasks, RCU stalls, lockups
 	"[   18.000000] INFO: task kworker/0:1:12 blocked for more than 300 seconds."
 	"[   18.500000] hung_task: blocked tasks"
+	"[   18.600000] siw siw0: QP 5: destroy blocked for more than 30 s, 2 reference(s) left"
 	"[   22.000000] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:"
 	"[   22.100000] rcu: INFO: rcu_preempt self-detected stall on CPU"
 	"[   22.200000] watchdog: BUG: soft lockup - CPU#0 stuck for 26s! [kworker/0:1:12]"
