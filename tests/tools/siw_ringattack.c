@@ -1016,13 +1016,20 @@ static void *writer_cq(void *arg)
 	return NULL;
 }
 
-/* stop attacking @p's rings; wait until both writers let go of them */
+/*
+ * Stop attacking @p's rings; wait until both writers let go of them.
+ * cur goes first: a generation read before it could be passed by pause
+ * iterations (hold, quiet) while this thread waits for a CPU, and a
+ * writer could then start a sweep of the rings about to be unmapped.
+ */
 static void writers_detach(void)
 {
-	unsigned long g0 = atomic_load(&wgen[0]), g1 = atomic_load(&wgen[1]);
+	unsigned long g0, g1;
 	double end = now_s() + 30;
 
 	atomic_store(&cur, 0);
+	g0 = atomic_load(&wgen[0]);
+	g1 = atomic_load(&wgen[1]);
 	while ((atomic_load(&wgen[0]) < g0 + 2 || atomic_load(&wgen[1]) < g1 + 2) && now_s() < end)
 		usleep(1000);
 	if (now_s() >= end) {
