@@ -50,7 +50,8 @@ stuck_case() {
 	stuck_name=$1
 }
 
-grace=${SIW_STUCK_GRACE:-60}
+# seconds a case may outlive its timeout and kill before it counts as stuck
+grace=60
 stuck_name=
 i=0
 for spec in $SIW_CASES; do
