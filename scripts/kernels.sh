@@ -58,7 +58,7 @@ kernel_kver() {
 	debug) _pick '6.12.*-siwdebug' || { echo "debug kernel not installed (no /boot/vmlinuz-6.12.*-siwdebug with headers; debs expected in ../shared/kernels or \$SIW_SHARED/kernels)" >&2; return 1; } ;;
 	bookworm-bpo | trixie | trixie-bpo)
 		local st=$SIW_KSTATE/$1.status s
-		[[ -e $st ]] || { echo "$1 kernel not fetched (scripts/kernels.sh fetch $1, run by scripts/deps.sh)" >&2; return 1; }
+		[[ -e $st ]] || { echo "$1 kernel not fetched (scripts/kernels.sh fetch $1, which tests/run runs unless --no-deps)" >&2; return 1; }
 		s=$(<"$st")
 		if [[ $s == ok\ * ]]; then
 			local k=${s#ok }
