@@ -136,20 +136,31 @@ static int siw_sqe_take(struct siw_qp *qp, struct siw_wqe *wqe, bool flush)
 		spin_unlock_irqrestore(&qp->sq_lock, flags);
 		return -EBUSY;
 	}
-	/*
-	 * Full barrier between releasing this slot and looking at the next
-	 * one: libsiw rings the doorbell only if, after making its new SQE
-	 * VALID, it finds the one before already released. Without it both
-	 * sides could read the other's old value (store-load reordering)
-	 * and the new SQE would wait for a doorbell that never comes.
-	 */
-	smp_store_mb(slot->flags, 0);
 	qp->sq_get++;
-
 	memset(wqe->mr, 0, sizeof(wqe->mr));
 	wqe->done = 0;
 	wqe->status = siw_sqe_check(qp, wqe);
 	wqe->active = wqe->status == IB_WC_SUCCESS;
+	/*
+	 * libsiw rings the doorbell only if, after making its new SQE
+	 * VALID, it finds the one before already released. For a user's
+	 * small Send or Write the transmitter keeps the slot VALID until
+	 * the message is queued to TCP: posts made meanwhile need no system
+	 * call, and the transmitter finds them when it lets go
+	 * (siw_sq_release()). Everything else is let go of now, with the
+	 * barrier siw_sq_release() explains: a flush; a kernel QP, whose
+	 * posts always kick; a large message, whose posts are better rung
+	 * (a doorbell then sends as the socket drains); a Read, which
+	 * completes from its response, and that can come back within the
+	 * socket call that sends the request.
+	 */
+	if (WARN_ON_ONCE(qp->tx.held))
+		siw_sq_release(qp);
+	if (!flush && qp->user && wqe->active &&
+	    wqe->bytes <= SIW_TX_STREAM_LEN && !siw_sqe_is_read(&wqe->sqe))
+		qp->tx.held = slot;
+	else
+		smp_store_mb(slot->flags, 0);	/* see siw_sq_release() */
 	trace_siw_sqe(qp, wqe);
 	if (!wqe->active) {
 		siw_stat_inc(qp->sdev, SIW_STAT_BAD_WQE);
@@ -342,6 +353,32 @@ void siw_wqe_release(struct siw_wqe *wqe)
 }
 
 /**
+ * siw_sq_release - let go of the user SQ slot of the transmitter's message
+ * @qp: the QP; the caller is the transmitter
+ *
+ * Called on every path that ends the message (queued to TCP, completed
+ * locally, failed, flushed), before its completion is written: a
+ * consumer that reuses slots once they complete never finds one held.
+ *
+ * The full barrier orders the release before the transmitter looks at
+ * the next slot: libsiw makes its SQE VALID, then looks at the slot
+ * before. Without it both sides could read the other's old value
+ * (store-load reordering), and the new SQE would wait for a doorbell
+ * that never comes.
+ */
+void siw_sq_release(struct siw_qp *qp)
+{
+	struct siw_sqe *slot = qp->tx.held;
+
+	if (!slot)
+		return;
+	qp->tx.held = NULL;
+	/* the release before any later look at the next slot */
+	smp_store_mb(slot->flags, 0);
+}
+EXPORT_SYMBOL_IF_KUNIT(siw_sq_release);
+
+/**
  * siw_sq_peek - whether the next SQ slot holds a work request
  * @qp: the QP; the caller is the transmitter (sq_get is its own)
  *
@@ -389,6 +426,7 @@ int siw_sqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe)
 	}
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_sqe_fetch);
 
 /**
  * siw_rqe_fetch - the RX engine takes the next receive WQE

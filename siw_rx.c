@@ -128,6 +128,9 @@ static int siw_rx_fpdu_done(struct siw_qp *qp)
 	if (rv)
 		return rv;
 	siw_stat_inc(qp->sdev, SIW_STAT_RX_FPDU);
+	/* the peer talks back: the user's doorbells transmit inline */
+	if (READ_ONCE(qp->db_streak))
+		WRITE_ONCE(qp->db_streak, 0);
 	siw_ddp_rx_done(&rx->ddp, rx->op);
 	return rx->op->rx_done(qp);
 }

@@ -23,10 +23,12 @@
 #define SIW_TX_BUDGET		64	/* batches per TX work run */
 #define SIW_TX_INLINE_BUDGET	16	/* ... per doorbell */
 #define SIW_TX_AGAIN		0	/* qp->tx_flags bit, siw_tx_work() */
+#define SIW_TX_STREAM_DBS	4	/* doorbells with nothing received */
 
 static void siw_tx_fail(struct siw_qp *qp, struct siw_wqe *wqe,
 			enum ib_wc_status status)
 {
+	siw_sq_release(qp);
 	siw_sq_complete(qp, wqe, status, 0);
 	siw_qp_event(qp, IB_EVENT_QP_FATAL);
 	siw_qp_to_error(qp);
@@ -45,6 +47,7 @@ static int siw_tx_local_op(struct siw_qp *qp, struct siw_wqe *wqe)
 		rv = siw_mr_fast_reg(qp->sdev, qp->pd,
 				     (struct ib_mr *)(uintptr_t)sqe->base_mr,
 				     sqe->rkey, (int)sqe->access);
+	siw_sq_release(qp);
 	siw_sq_complete(qp, wqe, rv ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS, 0);
 	return rv;
 }
@@ -63,6 +66,8 @@ static int siw_tx_start_sqe(struct siw_qp *qp)
 		siw_tx_fail(qp, wqe, wqe->status);
 		return -EINVAL;
 	}
+	WRITE_ONCE(qp->tx_held_last, !!qp->tx.held);
+	qp->tx.run_sqes++;
 	if (sqe->opcode == SIW_OP_INVAL_STAG || sqe->opcode == SIW_OP_REG_MR) {
 		if (siw_tx_local_op(qp, wqe)) {
 			siw_qp_to_error(qp);
@@ -135,6 +140,7 @@ static void siw_tx_msg_done(struct siw_qp *qp)
 {
 	struct siw_tx *tx = &qp->tx;
 
+	siw_sq_release(qp);
 	/* a zero-copy message's completion waits for its release */
 	if (tx->rdmap.wqe == &tx->sq_wqe)
 		siw_sq_complete(qp, &tx->sq_wqe, IB_WC_SUCCESS, tx->rdmap.len);
@@ -148,6 +154,7 @@ static void siw_tx_flush(struct siw_qp *qp)
 {
 	struct siw_tx *tx = &qp->tx;
 
+	siw_sq_release(qp);
 	siw_qp_flush_orq(qp);
 	if (tx->sq_wqe.active)
 		siw_sq_complete(qp, &tx->sq_wqe, IB_WC_WR_FLUSH_ERR, 0);
@@ -294,6 +301,7 @@ static void siw_tx_steps(struct siw_qp *qp, int budget)
 
 static void siw_tx_run(struct siw_qp *qp, int budget)
 {
+	qp->tx.run_sqes = 0;
 	siw_tx_steps(qp, budget);
 	/* the next message did not follow in this run: send what waits */
 	if (qp->tx.corked) {
@@ -330,6 +338,13 @@ static void siw_tx_work(struct work_struct *w)
 	if (mutex_trylock(&qp->tx_mutex)) {
 		clear_bit(SIW_TX_AGAIN, &qp->tx_flags);
 		siw_tx_run(qp, SIW_TX_BUDGET);
+		/*
+		 * A stream handed over by the doorbell pays a wake-up per run:
+		 * worth it only while posts pile up behind the held slot. A
+		 * user that waits for each completion gets inline sends back.
+		 */
+		if (qp->tx.run_sqes < 2 && READ_ONCE(qp->db_streak))
+			WRITE_ONCE(qp->db_streak, 0);
 		siw_tx_unlock(qp);
 	}
 	siw_qp_put(qp);
@@ -352,6 +367,34 @@ void siw_tx_now(struct siw_qp *qp)
 	}
 	siw_tx_run(qp, SIW_TX_INLINE_BUDGET);
 	siw_tx_unlock(qp);
+}
+
+/**
+ * siw_tx_doorbell - a user's doorbell on a QP in RTS or ERROR
+ * @qp: the QP
+ *
+ * Transmits inline (siw_tx_now()), unless the user streams messages
+ * whose slots are held while they are sent (small Sends and Writes,
+ * siw_sqe_take()): several doorbells in a row with nothing received.
+ * Then the TX work sends on another CPU while the user goes on posting;
+ * its posts find the slot before theirs still held (siw_sq_release())
+ * and need no doorbell, and the messages they add share TCP segments.
+ * A ping-pong receives between its doorbells and stays inline.
+ */
+void siw_tx_doorbell(struct siw_qp *qp)
+{
+	u8 streak = READ_ONCE(qp->db_streak);
+
+	if (streak < SIW_TX_STREAM_DBS) {
+		WRITE_ONCE(qp->db_streak, streak + 1);
+		siw_tx_now(qp);
+	} else if (!READ_ONCE(qp->tx_held_last) ||
+		   READ_ONCE(qp->attrs.state) != SIW_QP_RTS) {
+		siw_tx_now(qp);
+	} else {
+		siw_stat_inc(qp->sdev, SIW_STAT_TX_DB_HANDOFF);
+		siw_qp_schedule_tx(qp);
+	}
 }
 
 /**

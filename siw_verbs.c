@@ -1078,7 +1078,7 @@ static void siw_qp_kick(struct siw_qp *qp, bool send)
 	 */
 	if ((state == SIW_QP_RTS || state == SIW_QP_ERROR) && send &&
 	    qp->user)
-		siw_tx_now(qp);	/* in ERROR it flushes, a ring's worth */
+		siw_tx_doorbell(qp);	/* in ERROR it flushes */
 	else if (state == SIW_QP_RTS && send)
 		siw_qp_schedule_tx(qp);
 	else if (state == SIW_QP_ERROR)
@@ -1365,6 +1365,7 @@ static const struct rdma_stat_desc siw_stat_descs[SIW_NUM_STATS] = {
 	[SIW_STAT_RX_CRC_LATE].name = "rx_crc_late",
 	[SIW_STAT_CONN_LOST].name = "conn_lost",
 	[SIW_STAT_CONN_REFUSED].name = "conn_refused",
+	[SIW_STAT_TX_DB_HANDOFF].name = "tx_db_handoff",
 };
 
 static struct rdma_hw_stats *siw_alloc_hw_port_stats(struct ib_device *ibdev,

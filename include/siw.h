@@ -62,6 +62,14 @@
  */
 #define SIW_GFP_USER	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
 
+/*
+ * A user's Sends and Writes up to this long keep their SQ slot VALID
+ * while they are sent, and a stream of them is left to the TX work
+ * (siw_sqe_take(), siw_tx_doorbell()). Measured (docs/bench.md): 64 B
+ * streams gain; from 512 B the doorbell sending inline is faster here.
+ */
+#define SIW_TX_STREAM_LEN	256
+
 #define SIW_STAG_KEY_MASK	0xffU
 #define SIW_STAG_IDX_SHIFT	8
 #define SIW_STAG_IDX_MAX	0x00ffffffU
@@ -89,6 +97,7 @@ enum siw_stat {
 	SIW_STAT_RX_CRC_LATE,
 	SIW_STAT_CONN_LOST,
 	SIW_STAT_CONN_REFUSED,
+	SIW_STAT_TX_DB_HANDOFF,
 	SIW_NUM_STATS
 };
 
@@ -522,9 +531,13 @@ struct siw_mpa_tx {
  */
 struct siw_tx {
 	struct siw_wqe sq_wqe;		/* SQ work request in progress */
+	struct siw_sqe *held;		/* its user ring slot, kept VALID
+					 * until sent, siw_sq_release()
+					 */
 	bool active;			/* message not fully framed */
 	bool busy;			/* framed, not fully queued to TCP */
 	bool term_busy;			/* what is queued is our Terminate */
+	u32 run_sqes;			/* SQ messages started in this run */
 	u32 corked;			/* bytes sent with MSG_MORE for a
 					 * next message, siw_tx_run()
 					 */
@@ -697,6 +710,9 @@ struct siw_qp {
 	unsigned long tx_flags;		/* SIW_TX_AGAIN: work found it held */
 	struct siw_tx tx;
 	int tx_sock_err;		/* a send's error (TCP consumed sk_err) */
+	/* hints for the user doorbell, siw_tx_doorbell(); no lock */
+	u8 db_streak;			/* doorbells since an FPDU came in */
+	bool tx_held_last;		/* the last SQE taken was held */
 
 	/* receive: runs from the socket's data_ready under its lock */
 	struct siw_rx rx;
@@ -774,6 +790,7 @@ void siw_qp_wq_exit(void);
  */
 int siw_sqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe);
 bool siw_sq_peek(struct siw_qp *qp);
+void siw_sq_release(struct siw_qp *qp);
 int siw_rqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe);
 void siw_wqe_release(struct siw_wqe *wqe);
 bool siw_orq_pop(struct siw_qp *qp, struct siw_wqe *w);
@@ -809,6 +826,7 @@ void siw_sq_read_done(struct siw_qp *qp, struct siw_wqe *wqe,
 int siw_tx_init(struct siw_qp *qp);
 void siw_tx_fini(struct siw_qp *qp);
 void siw_tx_now(struct siw_qp *qp);
+void siw_tx_doorbell(struct siw_qp *qp);
 void siw_tx_quiesce(struct siw_qp *qp);
 
 /*

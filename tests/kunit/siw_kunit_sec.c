@@ -529,6 +529,80 @@ static void siw_test_flush_order(struct kunit *test)
 	flush_work(&qp->tx_work);
 }
 
+/* ------------------------------------------------- held SQ slot */
+
+/*
+ * A user QP's transmitter keeps the slot of the small Send or Write it
+ * sends VALID, so that libsiw skips the doorbell for posts behind it, and
+ * lets go of it before anything completes; a flush, a kernel QP, a large
+ * message and a Read (whose response can complete it while the request
+ * is being sent) let go of it at once.
+ */
+static void siw_test_sq_held(struct kunit *test)
+{
+	struct sect *t = sect_new(test, 8, 16);
+	struct siw_qp *qp = t->qp;
+	struct siw_wqe *w = &qp->tx.sq_wqe;
+	struct ib_wc wc[4];
+	int i;
+
+	qp->user = true;
+	for (i = 0; i < 3; i++) {
+		qp->sendq[i].id = 20 + i;
+		qp->sendq[i].opcode = SIW_OP_SEND;
+		WRITE_ONCE(qp->sendq[i].flags, SIW_WQE_VALID);
+	}
+	/* no SGEs: nothing resolved, nothing to let go of */
+	KUNIT_ASSERT_EQ(test, siw_sqe_fetch(qp, w), 0);
+	KUNIT_EXPECT_EQ(test, w->sqe.id, 20ULL);
+	KUNIT_EXPECT_EQ(test, qp->sq_get, 1U);
+	KUNIT_EXPECT_PTR_EQ(test, qp->tx.held, &qp->sendq[0]);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(qp->sendq[0].flags) & SIW_WQE_VALID);
+
+	siw_sq_release(qp);
+	KUNIT_EXPECT_NULL(test, qp->tx.held);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(qp->sendq[0].flags), 0);
+	siw_sq_release(qp);	/* nothing held: nothing happens */
+
+	/* the next one is held in turn; a flush leaves none VALID */
+	KUNIT_ASSERT_EQ(test, siw_sqe_fetch(qp, w), 0);
+	KUNIT_EXPECT_PTR_EQ(test, qp->tx.held, &qp->sendq[1]);
+	siw_sq_release(qp);
+	siw_qp_flush_sq(qp);
+	KUNIT_EXPECT_NULL(test, qp->tx.held);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, READ_ONCE(qp->sendq[i].flags), 0);
+	KUNIT_ASSERT_EQ(test, siw_poll_cq(&t->cq->base, 4, wc), 1);
+	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 22ULL);
+	KUNIT_EXPECT_EQ(test, wc[0].status, IB_WC_WR_FLUSH_ERR);
+
+	/* a kernel QP's posts always kick: its slots are released at once */
+	qp->user = false;
+	qp->sendq[3].opcode = SIW_OP_SEND;
+	WRITE_ONCE(qp->sendq[3].flags, SIW_WQE_VALID);
+	KUNIT_ASSERT_EQ(test, siw_sqe_fetch(qp, w), 0);
+	KUNIT_EXPECT_NULL(test, qp->tx.held);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(qp->sendq[3].flags), 0);
+
+	/* a user's Send over SIW_TX_STREAM_LEN, and a Read: not held */
+	qp->user = true;
+	qp->attrs.ord = 1;
+	qp->sendq[4].opcode = SIW_OP_SEND;
+	qp->sendq[4].num_sge = 1;
+	qp->sendq[4].sge[0].length = SIW_TX_STREAM_LEN + 1;
+	qp->sendq[5].opcode = SIW_OP_READ;
+	WRITE_ONCE(qp->sendq[4].flags, SIW_WQE_VALID);
+	WRITE_ONCE(qp->sendq[5].flags, SIW_WQE_VALID);
+	/* the Send's lkey 0 resolves to nothing: taken, then refused */
+	KUNIT_EXPECT_EQ(test, siw_sqe_fetch(qp, w), -EINVAL);
+	KUNIT_EXPECT_NULL(test, qp->tx.held);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(qp->sendq[4].flags), 0);
+	KUNIT_ASSERT_EQ(test, siw_sqe_fetch(qp, w), 0);
+	KUNIT_EXPECT_EQ(test, w->sqe.opcode, SIW_OP_READ);
+	KUNIT_EXPECT_NULL(test, qp->tx.held);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(qp->sendq[5].flags), 0);
+}
+
 static struct kunit_case siw_sec_cases[] = {
 	KUNIT_CASE(siw_test_mr_stale_key),
 	KUNIT_CASE(siw_test_fast_reg_checks),
@@ -536,6 +610,7 @@ static struct kunit_case siw_sec_cases[] = {
 	KUNIT_CASE(siw_test_cq_overflow),
 	KUNIT_CASE(siw_test_flush_bounded),
 	KUNIT_CASE(siw_test_flush_order),
+	KUNIT_CASE(siw_test_sq_held),
 	{}
 };
 

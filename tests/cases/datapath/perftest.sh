@@ -5,7 +5,11 @@
 # run: the bandwidth tools over a size sweep with -n 10, the latency tools
 # at 64 B and 64 KiB, -q 2 once); debug kernel: a few sizes with small
 # counts. Each run must exit 0 on both sides and the
-# client must print a results table.
+# client must print a results table. The client's small-message streams
+# must have gone through the doorbell hand-over to the TX work (counter
+# tx_db_handoff), the path where the slot of the message being sent stays
+# valid and libsiw posts behind it without a system call: a slot that was
+# never let go of would hang a run here.
 # timeout: 1500
 # timeout-debug: 2400
 source "$(dirname "$0")/../../lib/lib.sh"
@@ -13,6 +17,8 @@ source "$SIW_TOP/tests/lib/caselib.sh"
 need_cmd ib_send_bw ib_write_bw ib_read_bw ib_send_lat ib_write_lat ib_read_lat rdma ss
 m=$(dmesg_mark)
 rdev_netns
+h0=$(rdma_stat "$RDEV1" tx_db_handoff)
+[[ -n $h0 ]] || fail "$RDEV1 has no tx_db_handoff counter"
 port=19000
 # pt NAME ARGS...: one server/client run (repeated when perftest's TSC
 # calibration missed, srv_cli_pt), checked: both sides exit 0 and the
@@ -57,5 +63,8 @@ else
 	pt ib_send_bw -q 2 -s 4096 -n 200
 	pt ib_read_bw -q 2 -s 65536 -n 100
 fi
+h=$(($(rdma_stat "$RDEV1" tx_db_handoff) - h0))
+((h > 0)) || fail "the client's streams never handed a doorbell to the TX work (tx_db_handoff +0)"
+info "doorbells handed to the TX work by the client: $h"
 dmesg_problems_since "$m"
 echo "perftest passed"
