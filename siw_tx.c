@@ -66,7 +66,9 @@ static int siw_tx_start_sqe(struct siw_qp *qp)
 		siw_tx_fail(qp, wqe, wqe->status);
 		return -EINVAL;
 	}
-	WRITE_ONCE(qp->tx_held_last, !!qp->tx.held);
+	/* read by the doorbell on another CPU: written only on a change */
+	if (READ_ONCE(qp->tx_held_last) != !!qp->tx.held)
+		WRITE_ONCE(qp->tx_held_last, !!qp->tx.held);
 	qp->tx.run_sqes++;
 	if (sqe->opcode == SIW_OP_INVAL_STAG || sqe->opcode == SIW_OP_REG_MR) {
 		if (siw_tx_local_op(qp, wqe)) {
@@ -372,6 +374,7 @@ void siw_tx_now(struct siw_qp *qp)
 /**
  * siw_tx_doorbell - a user's doorbell on a QP in RTS or ERROR
  * @qp: the QP
+ * @state: its state, as the caller read it after the posts
  *
  * Transmits inline (siw_tx_now()), unless the user streams messages
  * whose slots are held while they are sent (small Sends and Writes,
@@ -381,15 +384,14 @@ void siw_tx_now(struct siw_qp *qp)
  * and need no doorbell, and the messages they add share TCP segments.
  * A ping-pong receives between its doorbells and stays inline.
  */
-void siw_tx_doorbell(struct siw_qp *qp)
+void siw_tx_doorbell(struct siw_qp *qp, enum siw_qp_state state)
 {
 	u8 streak = READ_ONCE(qp->db_streak);
 
 	if (streak < SIW_TX_STREAM_DBS) {
 		WRITE_ONCE(qp->db_streak, streak + 1);
 		siw_tx_now(qp);
-	} else if (!READ_ONCE(qp->tx_held_last) ||
-		   READ_ONCE(qp->attrs.state) != SIW_QP_RTS) {
+	} else if (!READ_ONCE(qp->tx_held_last) || state != SIW_QP_RTS) {
 		siw_tx_now(qp);
 	} else {
 		siw_stat_inc(qp->sdev, SIW_STAT_TX_DB_HANDOFF);

@@ -1078,7 +1078,7 @@ static void siw_qp_kick(struct siw_qp *qp, bool send)
 	 */
 	if ((state == SIW_QP_RTS || state == SIW_QP_ERROR) && send &&
 	    qp->user)
-		siw_tx_doorbell(qp);	/* in ERROR it flushes */
+		siw_tx_doorbell(qp, state);	/* in ERROR it flushes */
 	else if (state == SIW_QP_RTS && send)
 		siw_qp_schedule_tx(qp);
 	else if (state == SIW_QP_ERROR)
