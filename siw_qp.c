@@ -123,19 +123,28 @@ void siw_qp_event(struct siw_qp *qp, enum ib_event_type type)
  * unbound queue, 1.22x with the per-CPU one, in turns with it).
  */
 static struct workqueue_struct *siw_tx_wq;
+/* per CPU: the doorbell's hand-over names the CPU (siw_qp_hand_tx()) */
+static struct workqueue_struct *siw_txh_wq;
 
 int siw_qp_wq_init(void)
 {
 	siw_tx_wq = alloc_workqueue("siw_tx",
 				    WQ_UNBOUND | WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
-	return siw_tx_wq ? 0 : -ENOMEM;
+	siw_txh_wq = alloc_workqueue("siw_txh", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	if (siw_tx_wq && siw_txh_wq)
+		return 0;
+	siw_qp_wq_exit();
+	return -ENOMEM;
 }
 
 void siw_qp_wq_exit(void)
 {
 	if (siw_tx_wq)
 		destroy_workqueue(siw_tx_wq);
+	if (siw_txh_wq)
+		destroy_workqueue(siw_txh_wq);
 	siw_tx_wq = NULL;
+	siw_txh_wq = NULL;
 }
 
 /* Run the QP's transmitter (siw_tx.c) soon; it holds a QP reference. */
@@ -143,6 +152,28 @@ void siw_qp_schedule_tx(struct siw_qp *qp)
 {
 	siw_qp_get(qp);
 	if (!queue_work(siw_tx_wq, &qp->tx_work))
+		siw_qp_put(qp);
+}
+
+/**
+ * siw_qp_hand_tx - the doorbell leaves a stream to the TX work
+ * @qp: the QP
+ *
+ * On a CPU other than the caller's: the caller goes on posting, and a
+ * worker woken on its CPU would preempt it, so the two would take turns
+ * instead of overlapping. The unbound queue may place it either way.
+ * The work may then run on both queues at once; its mutex
+ * (siw_tx_work()) keeps one transmitter.
+ */
+void siw_qp_hand_tx(struct siw_qp *qp)
+{
+	unsigned int cpu = cpumask_next(raw_smp_processor_id(),
+					cpu_online_mask);
+
+	if (cpu >= nr_cpu_ids)
+		cpu = cpumask_first(cpu_online_mask);
+	siw_qp_get(qp);
+	if (!queue_work_on(cpu, siw_txh_wq, &qp->tx_work))
 		siw_qp_put(qp);
 }
 

@@ -395,7 +395,7 @@ void siw_tx_doorbell(struct siw_qp *qp, enum siw_qp_state state)
 		siw_tx_now(qp);
 	} else {
 		siw_stat_inc(qp->sdev, SIW_STAT_TX_DB_HANDOFF);
-		siw_qp_schedule_tx(qp);
+		siw_qp_hand_tx(qp);
 	}
 }
 

@@ -775,6 +775,7 @@ void siw_qp_llp_detach(struct siw_qp *qp);
 void siw_qp_close_graceful(struct siw_qp *qp);
 void siw_qp_sq_drained(struct siw_qp *qp);
 void siw_qp_schedule_tx(struct siw_qp *qp);
+void siw_qp_hand_tx(struct siw_qp *qp);
 void siw_qp_tx_unblock(struct siw_qp *qp);
 void siw_qp_wake_tx(struct siw_qp *qp);
 void siw_qp_event(struct siw_qp *qp, enum ib_event_type type);

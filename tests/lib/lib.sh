@@ -156,6 +156,18 @@ proc_stacks() {
 		done
 	done
 }
+# blocked_stacks: every task in uninterruptible sleep (D), kernel threads
+# included, with its kernel stack, a line each (where a teardown waits)
+blocked_stacks() {
+	local s st comm
+	for s in /proc/[0-9]*/task/[0-9]*; do
+		read -r st 2>/dev/null <"$s/stat" || continue
+		st=${st##*) }
+		[[ ${st%% *} == D ]] || continue
+		comm=$(cat "$s/comm" 2>/dev/null)
+		echo "task ${s##*/} ($comm): $(tr '\n' ' ' 2>/dev/null <"$s/stack" | cut -c1-600)"
+	done
+}
 dmesg_since() {
 	dmesg | awk -v id="siwtest: $1" 'found { print; next } index($0, id) { found = 1 }'
 }
