@@ -144,7 +144,9 @@ static int siw_sqe_take(struct siw_qp *qp, struct siw_wqe *wqe, bool flush)
 	/*
 	 * libsiw rings the doorbell only if, after making its new SQE
 	 * VALID, it finds the one before already released. For a user's
-	 * small Send or Write the transmitter keeps the slot VALID until
+	 * small Send or Write in a stream (a second doorbell with nothing
+	 * received; a ping-pong receives between its posts and never
+	 * waits behind a slot) the transmitter keeps the slot VALID until
 	 * the message is queued to TCP: posts made meanwhile need no system
 	 * call, and the transmitter finds them when it lets go
 	 * (siw_sq_release()). Everything else is let go of now, with the
@@ -157,6 +159,7 @@ static int siw_sqe_take(struct siw_qp *qp, struct siw_wqe *wqe, bool flush)
 	if (WARN_ON_ONCE(qp->tx.held))
 		siw_sq_release(qp);
 	if (!flush && qp->user && wqe->active &&
+	    READ_ONCE(qp->db_streak) >= SIW_TX_HOLD_DBS &&
 	    wqe->bytes <= SIW_TX_STREAM_LEN && !siw_sqe_is_read(&wqe->sqe))
 		qp->tx.held = slot;
 	else

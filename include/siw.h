@@ -66,9 +66,13 @@
  * A user's Sends and Writes up to this long keep their SQ slot VALID
  * while they are sent, and a stream of them is left to the TX work
  * (siw_sqe_take(), siw_tx_doorbell()). Measured (docs/bench.md): 64 B
- * streams gained in some boots; holding up to 4 KiB lost at 512 B-4 KiB.
+ * streams gained; holding up to 4 KiB lost at 512 B-4 KiB (then with
+ * the hand-over's slow mode). A ping-pong's slots are not held: that
+ * cost its latency; held only from this many doorbells in a row with
+ * nothing received.
  */
 #define SIW_TX_STREAM_LEN	256
+#define SIW_TX_HOLD_DBS		2
 
 #define SIW_STAG_KEY_MASK	0xffU
 #define SIW_STAG_IDX_SHIFT	8

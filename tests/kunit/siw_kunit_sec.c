@@ -547,6 +547,7 @@ static void siw_test_sq_held(struct kunit *test)
 	int i;
 
 	qp->user = true;
+	WRITE_ONCE(qp->db_streak, SIW_TX_HOLD_DBS);
 	for (i = 0; i < 3; i++) {
 		qp->sendq[i].id = 20 + i;
 		qp->sendq[i].opcode = SIW_OP_SEND;
@@ -601,6 +602,16 @@ static void siw_test_sq_held(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, w->sqe.opcode, SIW_OP_READ);
 	KUNIT_EXPECT_NULL(test, qp->tx.held);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(qp->sendq[5].flags), 0);
+
+	/* a small Send of a ping-pong (first doorbell since a receive) */
+	WRITE_ONCE(qp->db_streak, SIW_TX_HOLD_DBS - 1);
+	qp->sendq[6].id = 26;
+	qp->sendq[6].opcode = SIW_OP_SEND;
+	WRITE_ONCE(qp->sendq[6].flags, SIW_WQE_VALID);
+	KUNIT_ASSERT_EQ(test, siw_sqe_fetch(qp, w), 0);
+	KUNIT_EXPECT_EQ(test, w->sqe.id, 26ULL);
+	KUNIT_EXPECT_NULL(test, qp->tx.held);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(qp->sendq[6].flags), 0);
 }
 
 static struct kunit_case siw_sec_cases[] = {
