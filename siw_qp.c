@@ -123,28 +123,19 @@ void siw_qp_event(struct siw_qp *qp, enum ib_event_type type)
  * unbound queue, 1.22x with the per-CPU one, in turns with it).
  */
 static struct workqueue_struct *siw_tx_wq;
-/* per CPU: the doorbell's hand-over names the CPU (siw_qp_hand_tx()) */
-static struct workqueue_struct *siw_txh_wq;
 
 int siw_qp_wq_init(void)
 {
 	siw_tx_wq = alloc_workqueue("siw_tx",
 				    WQ_UNBOUND | WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
-	siw_txh_wq = alloc_workqueue("siw_txh", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
-	if (siw_tx_wq && siw_txh_wq)
-		return 0;
-	siw_qp_wq_exit();
-	return -ENOMEM;
+	return siw_tx_wq ? 0 : -ENOMEM;
 }
 
 void siw_qp_wq_exit(void)
 {
 	if (siw_tx_wq)
 		destroy_workqueue(siw_tx_wq);
-	if (siw_txh_wq)
-		destroy_workqueue(siw_txh_wq);
 	siw_tx_wq = NULL;
-	siw_txh_wq = NULL;
 }
 
 /* Run the QP's transmitter (siw_tx.c) soon; it holds a QP reference. */
@@ -161,9 +152,12 @@ void siw_qp_schedule_tx(struct siw_qp *qp)
  *
  * On a CPU other than the caller's: the caller goes on posting, and a
  * worker woken on its CPU would preempt it, so the two would take turns
- * instead of overlapping. The unbound queue may place it either way.
- * The work may then run on both queues at once; its mutex
- * (siw_tx_work()) keeps one transmitter.
+ * instead of overlapping. The unbound queue may place it either way, so
+ * this goes to the per-CPU high-priority system queue, which names the
+ * CPU (only user QPs stream: nothing here serves memory reclaim). The
+ * work may then run on both queues at once; its mutex (siw_tx_work())
+ * keeps one transmitter, and each queuing holds a QP reference, so
+ * siw_qp_destroy() still waits for both.
  */
 void siw_qp_hand_tx(struct siw_qp *qp)
 {
@@ -173,7 +167,7 @@ void siw_qp_hand_tx(struct siw_qp *qp)
 	if (cpu >= nr_cpu_ids)
 		cpu = cpumask_first(cpu_online_mask);
 	siw_qp_get(qp);
-	if (!queue_work_on(cpu, siw_txh_wq, &qp->tx_work))
+	if (!queue_work_on(cpu, system_highpri_wq, &qp->tx_work))
 		siw_qp_put(qp);
 }
 
