@@ -155,8 +155,33 @@ static inline struct siw_device *to_siw_dev(struct ib_device *d)
 #define siw_dbg(sdev, fmt, ...) \
 	ibdev_dbg(&(sdev)->base, "%s: " fmt, __func__, ##__VA_ARGS__)
 #define siw_err(sdev, fmt, ...) ibdev_err(&(sdev)->base, fmt, ##__VA_ARGS__)
-#define siw_warn(sdev, fmt, ...) \
-	ibdev_warn_ratelimited(&(sdev)->base, fmt, ##__VA_ARGS__)
+
+/*
+ * A warning's rate limit, one per call site: SIW_LOG_BURST lines per
+ * SIW_LOG_INTERVAL, the rest counted and reported. The kernel's own
+ * (___ratelimit() up to at least 6.1) drops a line uncounted when another
+ * CPU holds the call site's lock, so two devices losing their connections
+ * at once logged only one of them.
+ */
+struct siw_ratelimit {
+	unsigned long begin;	/* jiffies | 1 of the window's start, 0: none */
+	atomic_t printed;
+	atomic_t missed;
+};
+
+#define SIW_LOG_INTERVAL	(5 * HZ)
+#define SIW_LOG_BURST		10
+
+bool siw_log_ratelimit(struct siw_ratelimit *rl, struct ib_device *ibdev);
+
+#define siw_warn(sdev, fmt, ...)					\
+	do {								\
+		static struct siw_ratelimit _siw_rl;			\
+		struct ib_device *_siw_ibdev = &(sdev)->base;		\
+									\
+		if (siw_log_ratelimit(&_siw_rl, _siw_ibdev))		\
+			ibdev_warn(_siw_ibdev, fmt, ##__VA_ARGS__);	\
+	} while (0)
 #define siw_info(sdev, fmt, ...) ibdev_info(&(sdev)->base, fmt, ##__VA_ARGS__)
 
 struct siw_ucontext {

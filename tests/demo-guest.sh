@@ -34,7 +34,8 @@ demo_traffic() {
 	for run in 1 2 3; do
 		rc=0
 		ip netns exec h2 timeout 120 ib_write_bw -d siw1 -R -s 65536 -n 200 >/tmp/bw-server.out 2>&1 &
-		sleep 4
+		# rdma_cm listens on a real TCP port (perftest's default)
+		wait_for 30 tcp_listening 18515 h2 || true
 		ip netns exec h1 timeout 120 ib_write_bw -d siw0 -R -s 65536 -n 200 10.88.0.2 2>&1 |
 			tee /tmp/bw-client.out || rc=$?
 		wait || true

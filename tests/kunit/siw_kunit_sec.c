@@ -614,6 +614,121 @@ static void siw_test_sq_held(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, READ_ONCE(qp->sendq[6].flags), 0);
 }
 
+/* ------------------------------------------------ warning rate limit */
+
+#define SECT_LOG_ROUNDS	20000
+
+struct sect_log {
+	struct siw_ratelimit rl;
+	struct ib_device *ibdev;
+	struct completion finished;
+	atomic_t round;		/* the round both may start */
+	atomic_t done;		/* the last round the follower finished */
+	atomic_t refused;	/* lines refused, both threads */
+	atomic_t stuck;		/* the round the follower did not finish */
+};
+
+/* Waits for each round the leader opens, then logs in it. */
+static int sect_log_follower(void *data)
+{
+	struct sect_log *l = data;
+	unsigned int spins = 0;
+	int r = 1;
+
+	while (!kthread_should_stop()) {
+		if (atomic_read_acquire(&l->round) != r) {
+			if (!(++spins & 4095))
+				cond_resched();
+			cpu_relax();
+			continue;
+		}
+		if (!siw_log_ratelimit(&l->rl, l->ibdev))
+			atomic_inc(&l->refused);
+		atomic_set_release(&l->done, r++);
+	}
+	return 0;
+}
+
+/* Opens each round on a fresh call site and logs in it at once. */
+static int sect_log_leader(void *data)
+{
+	struct sect_log *l = data;
+	unsigned long end;
+	int r;
+
+	for (r = 1; r <= SECT_LOG_ROUNDS && !kthread_should_stop(); r++) {
+		memset(&l->rl, 0, sizeof(l->rl));
+		atomic_set_release(&l->round, r);
+		if (!siw_log_ratelimit(&l->rl, l->ibdev))
+			atomic_inc(&l->refused);
+		end = jiffies + 2 * HZ;
+		while (atomic_read_acquire(&l->done) != r) {
+			if (time_after(jiffies, end)) {
+				atomic_set(&l->stuck, r);
+				goto out;
+			}
+			cond_resched();
+			cpu_relax();
+		}
+	}
+out:
+	complete(&l->finished);
+	while (!kthread_should_stop())
+		schedule_timeout_interruptible(1);
+	return 0;
+}
+
+/*
+ * A call site's first lines print whatever other CPUs do at that moment:
+ * the kernel's limiter refused one, uncounted, when two devices logged
+ * their lost connections at once. Past the burst lines are counted, and
+ * the next window starts afresh.
+ */
+static void siw_test_log_ratelimit(struct kunit *test)
+{
+	struct sect_log *l = kunit_kzalloc(test, sizeof(*l), GFP_KERNEL);
+	struct task_struct *lead, *follow;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, l);
+	l->ibdev = &siw_kunit_sdev(test)->base;
+
+	for (i = 0; i < SIW_LOG_BURST; i++)
+		KUNIT_EXPECT_TRUE(test, siw_log_ratelimit(&l->rl, l->ibdev));
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_FALSE(test, siw_log_ratelimit(&l->rl, l->ibdev));
+	KUNIT_EXPECT_EQ(test, atomic_read(&l->rl.missed), 3);
+	l->rl.begin -= SIW_LOG_INTERVAL + 1;	/* the window has ended */
+	KUNIT_EXPECT_TRUE(test, siw_log_ratelimit(&l->rl, l->ibdev));
+	KUNIT_EXPECT_EQ(test, atomic_read(&l->rl.missed), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&l->rl.printed), 1);
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs, has %u", num_online_cpus());
+	init_completion(&l->finished);
+	follow = kthread_create(sect_log_follower, l, "siw_kunit_logf");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(follow));
+	kthread_bind(follow, cpumask_last(cpu_online_mask));
+	lead = kthread_create(sect_log_leader, l, "siw_kunit_logl");
+	if (IS_ERR(lead)) {
+		kthread_stop(follow);
+		KUNIT_FAIL(test, "no leader thread: %ld", PTR_ERR(lead));
+		return;
+	}
+	kthread_bind(lead, cpumask_first(cpu_online_mask));
+	wake_up_process(follow);
+	wake_up_process(lead);
+	if (!wait_for_completion_timeout(&l->finished, 120 * HZ))
+		KUNIT_FAIL(test, "the rounds did not end within 120 s");
+	kthread_stop(lead);
+	kthread_stop(follow);
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&l->stuck), 0,
+			    "the follower did not finish a round");
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&l->refused), 0,
+			    "%d first lines of a window refused in %d rounds",
+			    atomic_read(&l->refused), SECT_LOG_ROUNDS);
+}
+
 static struct kunit_case siw_sec_cases[] = {
 	KUNIT_CASE(siw_test_mr_stale_key),
 	KUNIT_CASE(siw_test_fast_reg_checks),
@@ -622,6 +737,7 @@ static struct kunit_case siw_sec_cases[] = {
 	KUNIT_CASE(siw_test_flush_bounded),
 	KUNIT_CASE(siw_test_flush_order),
 	KUNIT_CASE(siw_test_sq_held),
+	KUNIT_CASE(siw_test_log_ratelimit),
 	{}
 };
 

@@ -23,8 +23,14 @@ for d in "$RDEV1 $lost1" "$RDEV2 $lost2"; do
 	n=$(($(rdma_stat "$dev" conn_lost) - n0))
 	((n == 1)) || fail "conn_lost of $dev moved by $n, expected 1"
 done
-dmesg_since "$FAULT_MARK" | grep -E "$RDEV1: connection to $H2_IP:$port lost: -[0-9]+" ||
-	fail "no kernel log line on $RDEV1's lost connection"
+# the line follows the count at once; wait for it, not for luck
+lost_line() { dmesg_since "$FAULT_MARK" | grep -E "$1: connection to $2 lost: -[0-9]+"; }
+for d in "$RDEV1 $H2_IP:$port" "$RDEV2 $H1_IP:[0-9]+"; do
+	read -r dev peer <<<"$d"
+	wait_for 10 lost_line "$dev" "$peer" ||
+		fail "no kernel log line on $dev's lost connection"
+	lost_line "$dev" "$peer"
+done
 [[ -z $(conn) ]] || fail "the killed connection is still established: $(conn)"
 dmesg_problems_since "$FAULT_MARK"
 xfer_fresh $((port + 1))
