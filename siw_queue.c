@@ -39,12 +39,6 @@ static bool siw_opcode_ok(const struct siw_qp *qp, u8 op)
 	}
 }
 
-static bool siw_sqe_is_read(const struct siw_sqe *sqe)
-{
-	return sqe->opcode == SIW_OP_READ ||
-	       sqe->opcode == SIW_OP_READ_LOCAL_INV;
-}
-
 /*
  * Validate a private copy of an SQE. Returns the completion status for
  * a bad one (it completes in error), IB_WC_SUCCESS otherwise.
@@ -149,18 +143,20 @@ static int siw_sqe_take(struct siw_qp *qp, struct siw_wqe *wqe, bool flush)
 	 * waits behind a slot) the transmitter keeps the slot VALID until
 	 * the message is queued to TCP: posts made meanwhile need no system
 	 * call, and the transmitter finds them when it lets go
-	 * (siw_sq_release()). Everything else is let go of now, with the
-	 * barrier siw_sq_release() explains: a flush; a kernel QP, whose
-	 * posts always kick; a large message, whose posts are better rung
-	 * (a doorbell then sends as the socket drains); a Read, which
-	 * completes from its response, and that can come back within the
-	 * socket call that sends the request.
+	 * (siw_sq_release()). A Read in a stream (another one in flight; a
+	 * ping-pong's finds none) is held until its request is framed, as
+	 * its response can complete it within the socket call that sends
+	 * the request (siw_tx_fill()). Everything else is let go of now,
+	 * with the barrier siw_sq_release() explains: a flush; a kernel QP,
+	 * whose posts always kick; a large message, whose posts are better
+	 * rung (a doorbell then sends as the socket drains).
 	 */
 	if (WARN_ON_ONCE(qp->tx.held))
 		siw_sq_release(qp);
 	if (!flush && qp->user && wqe->active &&
-	    READ_ONCE(qp->db_streak) >= SIW_TX_HOLD_DBS &&
-	    wqe->bytes <= SIW_TX_STREAM_LEN && !siw_sqe_is_read(&wqe->sqe))
+	    (siw_sqe_is_read(&wqe->sqe) ? orq_busy :
+	     READ_ONCE(qp->db_streak) >= SIW_TX_HOLD_DBS &&
+	     wqe->bytes <= SIW_TX_STREAM_LEN))
 		qp->tx.held = slot;
 	else
 		smp_store_mb(slot->flags, 0);	/* see siw_sq_release() */

@@ -57,6 +57,7 @@ static int siw_tx_start_sqe(struct siw_qp *qp)
 {
 	struct siw_wqe *wqe = &qp->tx.sq_wqe;
 	struct siw_sqe *sqe = &wqe->sqe;
+	u8 held;
 	int rv;
 
 	rv = siw_sqe_fetch(qp, wqe);
@@ -66,9 +67,11 @@ static int siw_tx_start_sqe(struct siw_qp *qp)
 		siw_tx_fail(qp, wqe, wqe->status);
 		return -EINVAL;
 	}
+	held = !qp->tx.held ? SIW_HELD_NONE :
+	       siw_sqe_is_read(sqe) ? SIW_HELD_READ : SIW_HELD_MSG;
 	/* read by the doorbell on another CPU: written only on a change */
-	if (READ_ONCE(qp->tx_held_last) != !!qp->tx.held)
-		WRITE_ONCE(qp->tx_held_last, !!qp->tx.held);
+	if (READ_ONCE(qp->tx_held_last) != held)
+		WRITE_ONCE(qp->tx_held_last, held);
 	qp->tx.run_sqes++;
 	if (sqe->opcode == SIW_OP_INVAL_STAG || sqe->opcode == SIW_OP_REG_MR) {
 		if (siw_tx_local_op(qp, wqe)) {
@@ -133,6 +136,9 @@ static int siw_tx_fill(struct siw_qp *qp)
 		if (siw_ddp_tx_advance(&tx->ddp, &tx->rdmap))
 			tx->active = false;
 	} while (tx->active);
+	/* a Read's response may complete it within the call that sends it */
+	if (op->opcode == RDMAP_READ_REQ)
+		siw_sq_release(qp);
 	tx->busy = true;
 	return 0;
 }
@@ -377,25 +383,29 @@ void siw_tx_now(struct siw_qp *qp)
  * @state: its state, as the caller read it after the posts
  *
  * Transmits inline (siw_tx_now()), unless the user streams messages
- * whose slots are held while they are sent (small Sends and Writes,
- * siw_sqe_take()): several doorbells in a row with nothing received.
- * Then the TX work sends on another CPU while the user goes on posting;
- * its posts find the slot before theirs still held (siw_sq_release())
- * and need no doorbell, and the messages they add share TCP segments.
- * A ping-pong receives between its doorbells and stays inline.
+ * whose slots are held while they are sent (siw_sqe_take()): small Sends
+ * and Writes after several doorbells in a row with nothing received, or
+ * Reads while another is in flight. Then the TX work sends on another
+ * CPU while the user goes on posting; its posts find the slot before
+ * theirs still held (siw_sq_release()) and need no doorbell, and the
+ * messages they add share TCP segments, so a Read stream's responder
+ * gets its requests in batches too. A ping-pong receives between its
+ * doorbells, or has no Read in flight, and stays inline.
  */
 void siw_tx_doorbell(struct siw_qp *qp, enum siw_qp_state state)
 {
 	u8 streak = READ_ONCE(qp->db_streak);
+	u8 held = READ_ONCE(qp->tx_held_last);
 
-	if (streak < SIW_TX_STREAM_DBS) {
+	if (streak < SIW_TX_STREAM_DBS)
 		WRITE_ONCE(qp->db_streak, streak + 1);
-		siw_tx_now(qp);
-	} else if (!READ_ONCE(qp->tx_held_last) || state != SIW_QP_RTS) {
-		siw_tx_now(qp);
-	} else {
+	if (state == SIW_QP_RTS &&
+	    (held == SIW_HELD_READ ||
+	     (held == SIW_HELD_MSG && streak >= SIW_TX_STREAM_DBS))) {
 		siw_stat_inc(qp->sdev, SIW_STAT_TX_DB_HANDOFF);
 		siw_qp_hand_tx(qp);
+	} else {
+		siw_tx_now(qp);
 	}
 }
 

@@ -74,6 +74,17 @@
 #define SIW_TX_STREAM_LEN	256
 #define SIW_TX_HOLD_DBS		2
 
+/*
+ * qp->tx_held_last: whether the last SQE the transmitter took was held,
+ * and what it was. A Read is held when another Read is in flight: its
+ * response resets the doorbell count a Send or Write stream is told by.
+ */
+enum siw_held {
+	SIW_HELD_NONE,
+	SIW_HELD_MSG,		/* a small Send or Write */
+	SIW_HELD_READ,		/* a Read Request */
+};
+
 #define SIW_STAG_KEY_MASK	0xffU
 #define SIW_STAG_IDX_SHIFT	8
 #define SIW_STAG_IDX_MAX	0x00ffffffU
@@ -741,7 +752,7 @@ struct siw_qp {
 	int tx_sock_err;		/* a send's error (TCP consumed sk_err) */
 	/* hints for the user doorbell, siw_tx_doorbell(); no lock */
 	u8 db_streak;			/* doorbells since an FPDU came in */
-	bool tx_held_last;		/* the last SQE taken was held */
+	u8 tx_held_last;		/* the last SQE taken was held: SIW_HELD_* */
 
 	/* receive: runs from the socket's data_ready under its lock */
 	struct siw_rx rx;
@@ -764,6 +775,12 @@ struct siw_qp {
 static inline struct siw_qp *to_siw_qp(struct ib_qp *q)
 {
 	return container_of(q, struct siw_qp, base);
+}
+
+static inline bool siw_sqe_is_read(const struct siw_sqe *sqe)
+{
+	return sqe->opcode == SIW_OP_READ ||
+	       sqe->opcode == SIW_OP_READ_LOCAL_INV;
 }
 
 static inline u32 qp_id(struct siw_qp *qp)

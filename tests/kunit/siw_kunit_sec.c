@@ -535,8 +535,8 @@ static void siw_test_flush_order(struct kunit *test)
  * A user QP's transmitter keeps the slot of the small Send or Write it
  * sends VALID, so that libsiw skips the doorbell for posts behind it, and
  * lets go of it before anything completes; a flush, a kernel QP, a large
- * message and a Read (whose response can complete it while the request
- * is being sent) let go of it at once.
+ * message and a Read with none in flight (a ping-pong) let go of it at
+ * once; a Read behind another is held (until its request is framed).
  */
 static void siw_test_sq_held(struct kunit *test)
 {
@@ -585,7 +585,7 @@ static void siw_test_sq_held(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, qp->tx.held);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(qp->sendq[3].flags), 0);
 
-	/* a user's Send over SIW_TX_STREAM_LEN, and a Read: not held */
+	/* a user's Send over SIW_TX_STREAM_LEN, and a lone Read: not held */
 	qp->user = true;
 	qp->attrs.ord = 1;
 	qp->sendq[4].opcode = SIW_OP_SEND;
@@ -612,6 +612,20 @@ static void siw_test_sq_held(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, w->sqe.id, 26ULL);
 	KUNIT_EXPECT_NULL(test, qp->tx.held);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(qp->sendq[6].flags), 0);
+
+	/* a Read behind another in flight is held, whatever the count */
+	qp->attrs.ord = 2;
+	qp->orq_put = qp->orq_get + 1;
+	qp->sendq[7].id = 27;
+	qp->sendq[7].opcode = SIW_OP_READ;
+	WRITE_ONCE(qp->sendq[7].flags, SIW_WQE_VALID);
+	KUNIT_ASSERT_EQ(test, siw_sqe_fetch(qp, w), 0);
+	KUNIT_EXPECT_EQ(test, w->sqe.id, 27ULL);
+	KUNIT_EXPECT_PTR_EQ(test, qp->tx.held, &qp->sendq[7]);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(qp->sendq[7].flags) & SIW_WQE_VALID);
+	siw_sq_release(qp);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(qp->sendq[7].flags), 0);
+	qp->orq_put = qp->orq_get;
 }
 
 /* ------------------------------------------------ warning rate limit */
