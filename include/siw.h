@@ -15,6 +15,7 @@
 #include <linux/spinlock.h>
 #include <linux/mutex.h>
 #include <linux/workqueue.h>
+#include <linux/ratelimit_types.h>
 #include <linux/xarray.h>
 #include <linux/netdevice.h>
 #include <linux/percpu.h>
@@ -180,8 +181,9 @@ struct siw_ratelimit {
 	atomic_t missed;
 };
 
-#define SIW_LOG_INTERVAL	(5 * HZ)
-#define SIW_LOG_BURST		10
+/* the kernel's own budget for a rate-limited line, only lock-free */
+#define SIW_LOG_INTERVAL	DEFAULT_RATELIMIT_INTERVAL
+#define SIW_LOG_BURST		DEFAULT_RATELIMIT_BURST
 
 bool siw_log_ratelimit(struct siw_ratelimit *rl, struct ib_device *ibdev);
 
