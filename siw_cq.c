@@ -144,8 +144,7 @@ void siw_wqe_complete(struct siw_qp *qp, struct siw_wqe *wqe,
 	if (recv) {
 		siw_cqe_add(qp->rcq, sqe, SIW_OP_RECEIVE, bytes, status,
 			    solicited, inval_stag, qp);
-	} else if ((sqe->flags & SIW_WQE_SIGNALLED) || qp->sig_all ||
-		   status != IB_WC_SUCCESS) {
+	} else if (siw_sqe_signalled(qp, sqe) || status != IB_WC_SUCCESS) {
 		siw_cqe_add(qp->scq, sqe, sqe->opcode, bytes, status, false,
 			    0, qp);
 	}
@@ -253,7 +252,7 @@ void siw_sq_complete(struct siw_qp *qp, struct siw_wqe *wqe,
 		.bytes = bytes,
 		.report = true,
 	};
-	bool signal = (wqe->sqe.flags & SIW_WQE_SIGNALLED) || qp->sig_all ||
+	bool signal = siw_sqe_signalled(qp, &wqe->sqe) ||
 		      status != IB_WC_SUCCESS;
 	unsigned long flags;
 	bool queued = false;
@@ -328,8 +327,8 @@ void siw_sq_read_done(struct siw_qp *qp, struct siw_wqe *wqe,
 
 		d->status = status;
 		d->bytes = bytes;
-		d->report = (wqe->sqe.flags & SIW_WQE_SIGNALLED) ||
-			    qp->sig_all || status != IB_WC_SUCCESS;
+		d->report = siw_sqe_signalled(qp, &wqe->sqe) ||
+			    status != IB_WC_SUCCESS;
 	}
 	wqe->queued = false;
 	qp->reads_done++;

@@ -143,18 +143,24 @@ static int siw_sqe_take(struct siw_qp *qp, struct siw_wqe *wqe, bool flush)
 	 * waits behind a slot) the transmitter keeps the slot VALID until
 	 * the message is queued to TCP: posts made meanwhile need no system
 	 * call, and the transmitter finds them when it lets go
-	 * (siw_sq_release()). A Read in a stream (another one in flight; a
-	 * ping-pong's finds none) is held until its request is framed, as
-	 * its response can complete it within the socket call that sends
-	 * the request (siw_tx_fill()). Everything else is let go of now,
-	 * with the barrier siw_sq_release() explains: a flush; a kernel QP,
-	 * whose posts always kick; a large message, whose posts are better
-	 * rung (a doorbell then sends as the socket drains).
+	 * (siw_sq_release()). A Read in a stream (another one in flight, or
+	 * one whose completion the user does not wait for: a ping-pong's is
+	 * signalled and finds none in flight) is held until its request is
+	 * framed, as its response can complete it within the socket call
+	 * that sends the request (siw_tx_fill()). The unsignalled Read
+	 * matters where the whole round trip runs within the doorbell (both
+	 * ends on one host): then no Read is ever in flight at the next post,
+	 * and the stream went on one system call and one packet per Read.
+	 * Everything else is let go of now, with the barrier
+	 * siw_sq_release() explains: a flush; a kernel QP, whose posts always
+	 * kick; a large message, whose posts are better rung (a doorbell
+	 * then sends as the socket drains).
 	 */
 	if (WARN_ON_ONCE(qp->tx.held))
 		siw_sq_release(qp);
 	if (!flush && qp->user && wqe->active &&
-	    (siw_sqe_is_read(&wqe->sqe) ? orq_busy :
+	    (siw_sqe_is_read(&wqe->sqe) ?
+	     orq_busy || !siw_sqe_signalled(qp, &wqe->sqe) :
 	     READ_ONCE(qp->db_streak) >= SIW_TX_HOLD_DBS &&
 	     wqe->bytes <= SIW_TX_STREAM_LEN))
 		qp->tx.held = slot;

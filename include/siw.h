@@ -785,6 +785,13 @@ static inline bool siw_sqe_is_read(const struct siw_sqe *sqe)
 	       sqe->opcode == SIW_OP_READ_LOCAL_INV;
 }
 
+/* The user asked for a completion of this work request */
+static inline bool siw_sqe_signalled(const struct siw_qp *qp,
+				     const struct siw_sqe *sqe)
+{
+	return (sqe->flags & SIW_WQE_SIGNALLED) || qp->sig_all;
+}
+
 static inline u32 qp_id(struct siw_qp *qp)
 {
 	return qp->base.qp_num;

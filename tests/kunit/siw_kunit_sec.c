@@ -535,8 +535,9 @@ static void siw_test_flush_order(struct kunit *test)
  * A user QP's transmitter keeps the slot of the small Send or Write it
  * sends VALID, so that libsiw skips the doorbell for posts behind it, and
  * lets go of it before anything completes; a flush, a kernel QP, a large
- * message and a Read with none in flight (a ping-pong) let go of it at
- * once; a Read behind another is held (until its request is framed).
+ * message and a signalled Read with none in flight (a ping-pong) let go
+ * of it at once; a Read behind another, or an unsignalled one, is held
+ * (until its request is framed).
  */
 static void siw_test_sq_held(struct kunit *test)
 {
@@ -585,7 +586,7 @@ static void siw_test_sq_held(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, qp->tx.held);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(qp->sendq[3].flags), 0);
 
-	/* a user's Send over SIW_TX_STREAM_LEN, and a lone Read: not held */
+	/* a Send over SIW_TX_STREAM_LEN, a lone signalled Read: not held */
 	qp->user = true;
 	qp->attrs.ord = 1;
 	qp->sendq[4].opcode = SIW_OP_SEND;
@@ -593,7 +594,7 @@ static void siw_test_sq_held(struct kunit *test)
 	qp->sendq[4].sge[0].length = SIW_TX_STREAM_LEN + 1;
 	qp->sendq[5].opcode = SIW_OP_READ;
 	WRITE_ONCE(qp->sendq[4].flags, SIW_WQE_VALID);
-	WRITE_ONCE(qp->sendq[5].flags, SIW_WQE_VALID);
+	WRITE_ONCE(qp->sendq[5].flags, SIW_WQE_VALID | SIW_WQE_SIGNALLED);
 	/* the Send's lkey 0 resolves to nothing: taken, then refused */
 	KUNIT_EXPECT_EQ(test, siw_sqe_fetch(qp, w), -EINVAL);
 	KUNIT_EXPECT_NULL(test, qp->tx.held);
@@ -626,6 +627,20 @@ static void siw_test_sq_held(struct kunit *test)
 	siw_sq_release(qp);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(qp->sendq[7].flags), 0);
 	qp->orq_put = qp->orq_get;
+
+	/*
+	 * An unsignalled Read is one of a stream even with none in flight
+	 * (the round trip can end within its doorbell): held
+	 */
+	memset(&qp->sendq[0], 0, sizeof(qp->sendq[0]));
+	qp->sendq[0].id = 28;
+	qp->sendq[0].opcode = SIW_OP_READ;
+	WRITE_ONCE(qp->sendq[0].flags, SIW_WQE_VALID);
+	KUNIT_ASSERT_EQ(test, siw_sqe_fetch(qp, w), 0);
+	KUNIT_EXPECT_EQ(test, w->sqe.id, 28ULL);
+	KUNIT_EXPECT_PTR_EQ(test, qp->tx.held, &qp->sendq[0]);
+	siw_sq_release(qp);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(qp->sendq[0].flags), 0);
 }
 
 /* ------------------------------------------------ warning rate limit */
