@@ -183,7 +183,8 @@ else
 	# 32 MiB: about 0.25 s at TCP's rate, three runs per point (iperf3
 	# streams for 5 s)
 	sweep_sizes="64 512 4096 65536 262144 1048576 4194304" target=$((32 << 20)) qp_counts="1 4 16 64" qp_bytes=$((48 << 20))
-	mr_sizes="64 4096"
+	# the three sizes issue 24's message-rate goals name
+	mr_sizes="64 512 4096"
 	cm_n=500 mem_qps=256 mem_conns=1000
 fi
 mem_conns=${SIW_BENCH_MEM_CONNS:-$mem_conns}
