@@ -124,15 +124,33 @@ void siw_qp_event(struct siw_qp *qp, enum ib_event_type type)
  */
 static struct workqueue_struct *siw_tx_wq;
 
+/*
+ * The doorbell's hand-over (siw_qp_hand_tx()): per CPU, so that it names
+ * the CPU. WQ_MEM_RECLAIM like siw_tx_wq: the connection's close flushes
+ * the TX work from the CM's reclaim-safe queue (siw_tx_quiesce()), and
+ * flushing work of a queue without it from there is what the workqueue
+ * code warns about (check_flush_dependency()), as the system queue this
+ * used before did once on the debug kernel.
+ */
+static struct workqueue_struct *siw_hand_wq;
+
 int siw_qp_wq_init(void)
 {
 	siw_tx_wq = alloc_workqueue("siw_tx",
 				    WQ_UNBOUND | WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
-	return siw_tx_wq ? 0 : -ENOMEM;
+	siw_hand_wq = alloc_workqueue("siw_tx_hand", WQ_HIGHPRI |
+				      WQ_MEM_RECLAIM | SIW_WQ_PERCPU, 0);
+	if (siw_tx_wq && siw_hand_wq)
+		return 0;
+	siw_qp_wq_exit();
+	return -ENOMEM;
 }
 
 void siw_qp_wq_exit(void)
 {
+	if (siw_hand_wq)
+		destroy_workqueue(siw_hand_wq);
+	siw_hand_wq = NULL;
 	if (siw_tx_wq)
 		destroy_workqueue(siw_tx_wq);
 	siw_tx_wq = NULL;
@@ -153,8 +171,7 @@ void siw_qp_schedule_tx(struct siw_qp *qp)
  * On a CPU other than the caller's: the caller goes on posting, and a
  * worker woken on its CPU would preempt it, so the two would take turns
  * instead of overlapping. The unbound queue may place it either way, so
- * this goes to the per-CPU high-priority system queue, which names the
- * CPU (only user QPs stream: nothing here serves memory reclaim). The
+ * this goes to a per-CPU high-priority queue, which names the CPU. The
  * work may then run on both queues at once; its mutex (siw_tx_work())
  * keeps one transmitter, and each queuing holds a QP reference, so
  * siw_qp_destroy() still waits for both.
@@ -167,7 +184,7 @@ void siw_qp_hand_tx(struct siw_qp *qp)
 	if (cpu >= nr_cpu_ids)
 		cpu = cpumask_first(cpu_online_mask);
 	siw_qp_get(qp);
-	if (!queue_work_on(cpu, system_highpri_wq, &qp->tx_work))
+	if (!queue_work_on(cpu, siw_hand_wq, &qp->tx_work))
 		siw_qp_put(qp);
 }
 
