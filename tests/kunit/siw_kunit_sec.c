@@ -531,6 +531,20 @@ static void siw_test_flush_order(struct kunit *test)
 
 /* ------------------------------------------------- held SQ slot */
 
+/* Post one WQE of @opcode with @id into slot @i and take it off the SQ */
+static void sect_take(struct kunit *test, struct siw_qp *qp, u32 i, u64 id,
+		      u8 opcode)
+{
+	struct siw_wqe *w = &qp->tx.sq_wqe;
+
+	memset(&qp->sendq[i], 0, sizeof(qp->sendq[i]));
+	qp->sendq[i].id = id;
+	qp->sendq[i].opcode = opcode;
+	WRITE_ONCE(qp->sendq[i].flags, SIW_WQE_VALID);
+	KUNIT_ASSERT_EQ(test, siw_sqe_fetch(qp, w), 0);
+	KUNIT_EXPECT_EQ(test, w->sqe.id, id);
+}
+
 /*
  * A user QP's transmitter keeps the slot of the small Send or Write it
  * sends VALID, so that libsiw skips the doorbell for posts behind it, and
@@ -606,22 +620,14 @@ static void siw_test_sq_held(struct kunit *test)
 
 	/* a small Send of a ping-pong (first doorbell since a receive) */
 	WRITE_ONCE(qp->db_streak, SIW_TX_HOLD_DBS - 1);
-	qp->sendq[6].id = 26;
-	qp->sendq[6].opcode = SIW_OP_SEND;
-	WRITE_ONCE(qp->sendq[6].flags, SIW_WQE_VALID);
-	KUNIT_ASSERT_EQ(test, siw_sqe_fetch(qp, w), 0);
-	KUNIT_EXPECT_EQ(test, w->sqe.id, 26ULL);
+	sect_take(test, qp, 6, 26, SIW_OP_SEND);
 	KUNIT_EXPECT_NULL(test, qp->tx.held);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(qp->sendq[6].flags), 0);
 
 	/* a Read behind another in flight is held, whatever the count */
 	qp->attrs.ord = 2;
 	qp->orq_put = qp->orq_get + 1;
-	qp->sendq[7].id = 27;
-	qp->sendq[7].opcode = SIW_OP_READ;
-	WRITE_ONCE(qp->sendq[7].flags, SIW_WQE_VALID);
-	KUNIT_ASSERT_EQ(test, siw_sqe_fetch(qp, w), 0);
-	KUNIT_EXPECT_EQ(test, w->sqe.id, 27ULL);
+	sect_take(test, qp, 7, 27, SIW_OP_READ);
 	KUNIT_EXPECT_PTR_EQ(test, qp->tx.held, &qp->sendq[7]);
 	KUNIT_EXPECT_TRUE(test, READ_ONCE(qp->sendq[7].flags) & SIW_WQE_VALID);
 	siw_sq_release(qp);
@@ -632,12 +638,7 @@ static void siw_test_sq_held(struct kunit *test)
 	 * An unsignalled Read is one of a stream even with none in flight
 	 * (the round trip can end within its doorbell): held
 	 */
-	memset(&qp->sendq[0], 0, sizeof(qp->sendq[0]));
-	qp->sendq[0].id = 28;
-	qp->sendq[0].opcode = SIW_OP_READ;
-	WRITE_ONCE(qp->sendq[0].flags, SIW_WQE_VALID);
-	KUNIT_ASSERT_EQ(test, siw_sqe_fetch(qp, w), 0);
-	KUNIT_EXPECT_EQ(test, w->sqe.id, 28ULL);
+	sect_take(test, qp, 0, 28, SIW_OP_READ);
 	KUNIT_EXPECT_PTR_EQ(test, qp->tx.held, &qp->sendq[0]);
 	siw_sq_release(qp);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(qp->sendq[0].flags), 0);
