@@ -67,12 +67,13 @@
  * A user's Sends and Writes up to this long keep their SQ slot VALID
  * while they are sent, and a stream of them is left to the TX work
  * (siw_sqe_take(), siw_tx_doorbell()). Measured (docs/bench.md): 64 B
- * streams gained; holding up to 4 KiB lost at 512 B-4 KiB (then with
- * the hand-over's slow mode). A ping-pong's slots are not held: that
- * cost its latency; held only from this many doorbells in a row with
- * nothing received.
+ * streams gained; 1024 against 256 gave 512 B Write/Send 1.8-2.8x, other
+ * sizes level (docs/bench/2026-12-05-df63a3c-ab-stream-len-1024.*);
+ * holding up to 4 KiB lost at 512 B-4 KiB (then with the hand-over's slow
+ * mode). A ping-pong's slots are not held: that cost its latency; held
+ * only from this many doorbells in a row with nothing received.
  */
-#define SIW_TX_STREAM_LEN	256
+#define SIW_TX_STREAM_LEN	1024
 #define SIW_TX_HOLD_DBS		2
 
 /*
