@@ -259,6 +259,17 @@ EXPORT_SYMBOL_IF_KUNIT(siw_cep_alloc);
 
 /* ------------------------------------------------- socket callbacks */
 
+/* Peer finished, reset or errored: nothing more will come. */
+static bool siw_sk_gone(struct sock *sk)
+{
+	int st = READ_ONCE(sk->sk_state);
+
+	return READ_ONCE(sk->sk_err) || (sk->sk_shutdown & RCV_SHUTDOWN) ||
+	       st == TCP_CLOSE || st == TCP_CLOSE_WAIT ||
+	       st == TCP_LAST_ACK || st == TCP_TIME_WAIT ||
+	       st == TCP_CLOSING;
+}
+
 static void siw_sk_data_ready(struct sock *sk)
 {
 	struct siw_cep *cep;
@@ -276,6 +287,11 @@ static void siw_sk_data_ready(struct sock *sk)
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
+/*
+ * The state machine acts on a connect's end and on the peer's close,
+ * reset or error; FIN_WAIT2 (the peer acknowledged our FIN) changes
+ * nothing for it: no work item (and context switch) for it.
+ */
 static void siw_sk_state_change(struct sock *sk)
 {
 	struct siw_cep *cep;
@@ -283,7 +299,9 @@ static void siw_sk_state_change(struct sock *sk)
 	read_lock_bh(&sk->sk_callback_lock);
 	cep = sk->sk_user_data;
 	if (cep) {
-		siw_cep_kick(cep, SIW_EV_SOCK);
+		if (READ_ONCE(sk->sk_state) == TCP_ESTABLISHED ||
+		    siw_sk_gone(sk))
+			siw_cep_kick(cep, SIW_EV_SOCK);
 		cep->orig_state_change(sk);
 	}
 	read_unlock_bh(&sk->sk_callback_lock);
@@ -564,17 +582,6 @@ static int siw_cep_rx_frame(struct siw_cep *cep, bool request)
 			return -EPROTO;
 		}
 	}
-}
-
-/* Peer finished, reset or errored: nothing more will come. */
-static bool siw_sk_gone(struct sock *sk)
-{
-	int st = READ_ONCE(sk->sk_state);
-
-	return READ_ONCE(sk->sk_err) || (sk->sk_shutdown & RCV_SHUTDOWN) ||
-	       st == TCP_CLOSE || st == TCP_CLOSE_WAIT ||
-	       st == TCP_LAST_ACK || st == TCP_TIME_WAIT ||
-	       st == TCP_CLOSING;
 }
 
 /* ----------------------------------------------------------- teardown */

@@ -391,7 +391,14 @@ void siw_qp_close_graceful(struct siw_qp *qp)
 	}
 	spin_unlock_bh(&qp->state_lock);
 
-	if (connected)
+	/*
+	 * A user QP's modify comes from a system call (uverbs, or rdma_cm
+	 * through iw_cm), never under a lock: drain here, no work item. A
+	 * kernel consumer's may come from any context.
+	 */
+	if (connected && qp->user)
+		siw_tx_now(qp);
+	else if (connected)
 		siw_qp_schedule_tx(qp);
 	else if (idle)
 		siw_qp_flush(qp);
@@ -409,8 +416,9 @@ void siw_qp_sq_drained(struct siw_qp *qp)
 }
 
 /*
- * The engines stopped using the connection (siw_qp_llp_closed()): the QP
- * lets go of it and flushes what is left.
+ * The engines stopped using the connection (siw_qp_llp_closed(), the
+ * CM's work, QP in ERROR): the QP lets go of it and flushes what is left,
+ * the send side here rather than in a TX work of its own.
  */
 void siw_qp_llp_detach(struct siw_qp *qp)
 {
@@ -419,7 +427,8 @@ void siw_qp_llp_detach(struct siw_qp *qp)
 	qp->cep = NULL;
 	spin_unlock_bh(&qp->state_lock);
 
-	siw_qp_flush(qp);
+	siw_qp_flush_rq(qp);
+	siw_tx_sync(qp);
 }
 
 /**

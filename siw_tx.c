@@ -9,8 +9,9 @@
  * to TCP in one socket call. A message completes once all of its FPDUs
  * are queued to TCP (or, zero-copy, once TCP released its pages).
  *
- * It runs from the QP's TX work (siw_qp_schedule_tx()) or inline from a
- * user doorbell (siw_tx_now()), one at a time under tx_mutex, and never
+ * It runs from the QP's TX work (siw_qp_schedule_tx()), inline from a
+ * user doorbell or a user's graceful close (siw_tx_now()), or from the
+ * CM's close (siw_tx_sync()), one at a time under tx_mutex, and never
  * blocks on the socket: a full socket ends the run, sk_write_space
  * schedules the next.
  */
@@ -410,6 +411,20 @@ void siw_tx_doorbell(struct siw_qp *qp, enum siw_qp_state state)
 }
 
 /**
+ * siw_tx_sync - run the transmitter here, waiting for its mutex
+ * @qp: the QP; the caller may sleep
+ *
+ * For the CM's and the user's own work (a close, a graceful disconnect):
+ * what the TX work would do, without a work item and a wake-up for it.
+ */
+void siw_tx_sync(struct siw_qp *qp)
+{
+	mutex_lock(&qp->tx_mutex);
+	siw_tx_run(qp, SIW_TX_BUDGET);
+	siw_tx_unlock(qp);
+}
+
+/**
  * siw_tx_quiesce - wait until no transmitter runs
  * @qp: the QP, already in ERROR: whatever transmits after this only
  *	flushes and keeps off the socket
@@ -420,9 +435,7 @@ void siw_tx_doorbell(struct siw_qp *qp, enum siw_qp_state state)
  */
 void siw_tx_quiesce(struct siw_qp *qp)
 {
-	mutex_lock(&qp->tx_mutex);
-	siw_tx_run(qp, SIW_TX_BUDGET);
-	siw_tx_unlock(qp);
+	siw_tx_sync(qp);
 	flush_work(&qp->tx_work);
 	mutex_lock(&qp->tx_mutex);
 	siw_tx_unlock(qp);

@@ -884,6 +884,7 @@ int siw_tx_init(struct siw_qp *qp);
 void siw_tx_fini(struct siw_qp *qp);
 void siw_tx_now(struct siw_qp *qp);
 void siw_tx_doorbell(struct siw_qp *qp, enum siw_qp_state state);
+void siw_tx_sync(struct siw_qp *qp);
 void siw_tx_quiesce(struct siw_qp *qp);
 
 /*
