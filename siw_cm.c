@@ -299,16 +299,8 @@ static void siw_sk_state_change(struct sock *sk)
 	read_lock_bh(&sk->sk_callback_lock);
 	cep = sk->sk_user_data;
 	if (cep) {
-		/*
-		 * A handshake that ends within siw_connect()'s own connect
-		 * call is seen there, under the endpoint's mutex: a work item
-		 * would only wait for that mutex. The state was stored before
-		 * this callback; order it before the flag's load (pairs with
-		 * the barrier in siw_cep_do_connect()).
-		 */
-		smp_mb();
-		if ((READ_ONCE(sk->sk_state) == TCP_ESTABLISHED ||
-		     siw_sk_gone(sk)) && !READ_ONCE(cep->connecting))
+		if (READ_ONCE(sk->sk_state) == TCP_ESTABLISHED ||
+		    siw_sk_gone(sk))
 			siw_cep_kick(cep, SIW_EV_SOCK);
 		cep->orig_state_change(sk);
 	}
@@ -853,12 +845,8 @@ static void siw_cep_do_connect(struct siw_cep *cep, unsigned long ev,
 
 	if (!cep->connect_sent) {
 		cep->connect_sent = true;
-		WRITE_ONCE(cep->connecting, true);
 		rv = siw_kernel_connect(cep->sock, &cep->raddr,
 					siw_addr_size(&cep->raddr), O_NONBLOCK);
-		WRITE_ONCE(cep->connecting, false);
-		/* a state change that skipped its kick is seen below */
-		smp_mb();
 		if (rv && rv != -EINPROGRESS) {
 			siw_warn(cep->sdev, "TCP connect to %pISpc failed: %d\n",
 				 &cep->raddr, rv);

@@ -51,7 +51,6 @@ struct siw_cep {
 	bool dev_ref;			/* holds an ib_device reference */
 	bool active;
 	bool connect_sent;
-	bool connecting;			/* siw_connect() checks the socket itself */
 	struct socket *sock;
 	bool hooked;
 	void (*orig_data_ready)(struct sock *sk);
