@@ -289,8 +289,9 @@ static void siw_sk_data_ready(struct sock *sk)
 
 /*
  * The state machine acts on a connect's end and on the peer's close,
- * reset or error; FIN_WAIT2 (the peer acknowledged our FIN) changes
- * nothing for it: no work item (and context switch) for it.
+ * reset or error; our own shutdown (inet_shutdown() calls this too) and
+ * FIN_WAIT2 (the peer acknowledged our FIN) change nothing for it: no
+ * work item (and context switch) for them.
  */
 static void siw_sk_state_change(struct sock *sk)
 {

@@ -414,8 +414,8 @@ void siw_tx_doorbell(struct siw_qp *qp, enum siw_qp_state state)
  * siw_tx_sync - run the transmitter here, waiting for its mutex
  * @qp: the QP; the caller may sleep
  *
- * For the CM's and the user's own work (a close, a graceful disconnect):
- * what the TX work would do, without a work item and a wake-up for it.
+ * For the CM's close (siw_tx_quiesce(), siw_qp_llp_detach()): what the
+ * TX work would do, without a work item and a wake-up for it.
  */
 void siw_tx_sync(struct siw_qp *qp)
 {
