@@ -17,7 +17,8 @@
 #            SIW_BENCH_SWEEP_ROUNDS (3) rounds
 #   qps      ib_write_bw 64 KiB with -q 1 4 16 64 (ours ref rxe)
 #   cm       rdma_cm connect+disconnect rate (tests/bin/siw_cmrate rate
-#            against siw_cmtest listen)
+#            against siw_cmtest listen), ours, base, ref and rxe taking
+#            turns, SIW_BENCH_CM_ROUNDS (3) rounds
 #   mem      slab/vmalloc/free memory before and while N QPs / connections
 #            are held (siw_cmrate qps / hold) -> $SIW_BENCH_OUT/mem.tsv;
 #            with the connections held, the cm rate again (cm_rate_held)
@@ -326,10 +327,10 @@ bench_cm() {
 	if [[ -n $l ]]; then
 		# "# rate N T RATE P50 P90": value = connections/s, value2 = median ms
 		read -r _ _ n t rate p50 p90 <<<"$l"
-		row "$impl" "${CM_TEST:-cm_rate}" 1 ok "$rate" "$p50" "$n" "$c0" "$c1" "$t0" "$t1"
+		row "$impl" "${CM_TEST:-cm_rate}" "${CM_REP:-1}" ok "$rate" "$p50" "$n" "$c0" "$c1" "$t0" "$t1"
 		log "$impl ${CM_TEST:-cm_rate}: $n connections in $t s, $rate/s, connect median $p50 ms, p90 $p90 ms"
 	else
-		row "$impl" "${CM_TEST:-cm_rate}" 1 fail "" "" "" "$c0" "$c1" "$t0" "$t1"
+		row "$impl" "${CM_TEST:-cm_rate}" "${CM_REP:-1}" fail "" "" "" "$c0" "$c1" "$t0" "$t1"
 		log "$impl ${CM_TEST:-cm_rate} FAILED: $(tail -n 3 <<<"$out" | tr '\n' '|') server: $(tail -n 2 /tmp/cm-s.log | tr '\n' '|')"
 	fi
 }
@@ -657,7 +658,6 @@ for spec in "${table_tests[@]}"; do [[ $spec == *" bw" ]] && bw_tests+=("$spec")
 siw_phases() {
 	local impl=$1
 	has qps && bench_perf "$impl" siw1 siw2 h1 h2 $H2 1 "${qp_tests[@]}"
-	has cm && bench_cm "$impl" h1 h2 $H2
 	has mem && bench_mem "$impl" siw1 h1 h2 $H2
 }
 
@@ -781,6 +781,24 @@ bench_lat() {
 	done
 }
 
+# ---- connection setup rate, interleaved -------------------------------------
+# One run of 300 connections per implementation moved by as much as the
+# gap between them from boot to boot, so the rate takes turns as latency
+# does (rows' rep = the round; the report's per-turn ratios pair rounds).
+# The rate with connections held stays in the memory phase, once each.
+cm_rounds=${SIW_BENCH_CM_ROUNDS:-3}
+bench_cm_turns() {
+	local r impl
+	for r in $(seq "$cm_rounds"); do
+		for impl in $impls; do
+			[[ $impl == ours || $impl == base || $impl == ref || $impl == rxe ]] || continue
+			impl_up "$impl" quiet || continue
+			CM_REP=$r bench_cm "$impl" "$N1" "$N2" "$SIP"
+			impl_down "$impl"
+		done
+	done
+}
+
 # ---- the main table, implementations taking turns -----------------------------
 # Bandwidth drifts within a boot as latency does: each round runs TCP, ours
 # and its variants once, so a drift falls on all of them; ratios can be
@@ -846,6 +864,11 @@ if has sweep; then
 	bench_sweep
 	log "phase sweep ($sweep_rounds rounds, implementations taking turns) took $((SECONDS - ts)) s"
 fi
+if has cm; then
+	ts=$SECONDS
+	bench_cm_turns
+	log "phase cm ($cm_rounds rounds, implementations taking turns) took $((SECONDS - ts)) s"
+fi
 for impl in $impls; do
 	ts=$SECONDS
 	case $impl in
@@ -873,7 +896,6 @@ for impl in $impls; do
 		impl_up rxe || continue
 		has hops && bench_hops rxe
 		has qps && bench_perf rxe "$D1" "$D2" "$N1" "$N2" "$SIP" 1 "${qp_tests[@]}"
-		has cm && bench_cm rxe "$N1" "$N2" "$SIP"
 		has mem && bench_mem rxe "$D1" "$N1" "$N2" "$SIP"
 		impl_down rxe
 		;;

@@ -117,11 +117,11 @@ def size_name(s):
     return f'{s} B'
 
 
-def runs(impl, test):
+def runs(impl, test, key='value'):
     """{round: value} of the ok runs"""
-    return {r['rep']: num(r['value']) for r in R
+    return {r['rep']: num(r[key]) for r in R
             if r['impl'] == impl and r['test'] == test and r['status'] == 'ok'
-            and num(r['value']) is not None}
+            and num(r[key]) is not None}
 
 
 def span(impl, test, scale=1.0, d=1):
@@ -129,8 +129,8 @@ def span(impl, test, scale=1.0, d=1):
     return 'n/a' if not v else f'{min(v):.{d}f}-{max(v):.{d}f}'
 
 
-def turn_ratios(a, ta, b, tb):
-    ra, rb = runs(a, ta), runs(b, tb)
+def turn_ratios(a, ta, b, tb, key='value'):
+    ra, rb = runs(a, ta, key), runs(b, tb, key)
     return [ra[k] / rb[k] for k in ra if k in rb and rb[k]]
 
 
@@ -325,26 +325,37 @@ if cms:
       'guest-wide system+irq+softirq time per connection.')
     p()
     held = max([int(m['n']) for m in MEM if m['kind'] == 'conn'] or [0])
-    p('The "held" rows measure the same while the memory phase holds '
-      f'{held} established connections (siw_cmrate hold) on the same devices.')
+    if held:
+        p('The "held" rows measure the same while the memory phase holds '
+          f'{held} established connections (siw_cmrate hold) on the same devices.')
+        p()
+    p('Without connections held, the implementations take turns (phase cm: each '
+      'round loads each once): cells are medians over the rounds, "per turn" the '
+      'min-max of the ratios to the reference siw of the same round.')
     p()
-    p('| implementation | connections | per second | connect median (ms) | kernel CPU ms per connection | rate / ref | median / ref |')
-    p('| --- | ---: | ---: | ---: | ---: | ---: | ---: |')
-    names = {'ours': 'ours', 'ref': 'reference siw', 'rxe': 'rxe (loopback)'}
+    p('| implementation | connections | runs | per second | connect median (ms) | kernel CPU ms per connection | rate / ref | per turn | median / ref | per turn |')
+    p('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
+    names = {'ours': 'ours', 'base': 'base', 'ref': 'reference siw', 'rxe': 'rxe (loopback)'}
     for test, suffix in (('cm_rate', ''), ('cm_rate_held', f', {held} held')):
         ref_rate, ref_med = val('ref', test), val('ref', test, 'value2')
-        for i in ('ours', 'ref', 'rxe'):
+        for i in ('ours', 'base', 'ref', 'rxe'):
             rs = [r for r in R if r['impl'] == i and r['test'] == test]
+            ok = [r for r in rs if r['status'] == 'ok']
             if not rs:
                 continue
-            r = rs[0]
-            if r['status'] != 'ok':
-                p(f'| {names[i]}{suffix} | | failed | | | | |')
+            if not ok:
+                p(f'| {names[i]}{suffix} | | {len(rs)} | failed | | | | | | |')
                 continue
-            n = float(r['bytes'])
-            p(f"| {names[i]}{suffix} | {int(n)} | {float(r['value']):.1f} | {float(r['value2']):.2f} | "
-              f"{float(r['cpu_kernel_s']) * 1000 / n:.2f} | {ratio(float(r['value']), ref_rate)} | "
-              f"{ratio(float(r['value2']), ref_med)} |")
+            n = float(ok[0]['bytes'])
+            rate, mdn = val(i, test), val(i, test, 'value2')
+            kcpu = med([float(r['cpu_kernel_s']) * 1000 / float(r['bytes']) for r in ok])
+            tr = turns(i, test, 'ref', test) if i != 'ref' else ''
+            tm = ''
+            if i != 'ref':
+                q = turn_ratios(i, test, 'ref', test, 'value2')
+                tm = 'n/a' if not q else f'{min(q):.2f}-{max(q):.2f} ({len(q)})'
+            p(f"| {names[i]}{suffix} | {int(n)} | {len(ok)}/{len(rs)} | {rate:.1f} | {mdn:.2f} | "
+              f"{kcpu:.2f} | {ratio(rate, ref_rate)} | {tr} | {ratio(mdn, ref_med)} | {tm} |")
     p()
 
 # ---- memory ----
@@ -420,9 +431,9 @@ for k in ('write', 'send', 'read'):
 for test, what in (('cm_rate', ''), ('cm_rate_held', ', connections held')):
     if any(r['test'] == test for r in R):
         goals.append((f'connections per second{what} vs reference', rat(val('ours', test), val('ref', test)),
-                      1.0, True, []))
+                      1.0, True, turn_ratios('ours', test, 'ref', test)))
         goals.append((f'connect median{what} vs reference', rat(val('ours', test, 'value2'), val('ref', test, 'value2')),
-                      1.0, False, []))
+                      1.0, False, turn_ratios('ours', test, 'ref', test, 'value2')))
 for s in sizes:
     if s < 65536:
         continue

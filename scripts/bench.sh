@@ -24,7 +24,7 @@
 #   --table-only  no build/boot: make the tables from an existing raw file
 #   --base REV    also build this module at git revision REV and measure it
 #                 as implementation "base" where "ours" runs (table, sweep,
-#                 lat), taking turns with it: an A/B of a change in one boot
+#                 cm, lat), taking turns with it: an A/B of a change in one boot
 #                 (e.g. --base HEAD --impls "ours base ref" --phases "sweep lat")
 #   --clock C     the guest's clock source: tsc (default) or hpet (the
 #                 kernel's own choice under TCG, where it finds the TSC
