@@ -1563,15 +1563,23 @@ int siw_cm_init(void)
 	 * our own MPA requests leave in the order the ULP connected. ULPs
 	 * that open several connections at once pair them up by that order
 	 * (perftest -q N did, and stalled when two swapped).
+	 *
+	 * High priority: a step is short, but its worker is one thread for
+	 * all of a device's connections, and at normal priority a CPU busy
+	 * with the data path (softirqs, the ULP's own threads) starves it
+	 * until peers' MPA timeouts expire. On the debug kernel with 256
+	 * connections moving data, 66 of the queue's 82 s of run time were
+	 * spent preempted, and connect requests waited 2.7 s on average.
 	 */
 	for (i = 0; i < SIW_CM_NWQ; i++) {
 		siw_cm_wqs[i] = alloc_ordered_workqueue("siw_cm_wq%d",
-							WQ_MEM_RECLAIM, i);
+							WQ_MEM_RECLAIM |
+							WQ_HIGHPRI, i);
 		if (!siw_cm_wqs[i])
 			goto nomem;
 	}
-	siw_listen_wq = alloc_workqueue("siw_listen",
-					WQ_MEM_RECLAIM | SIW_WQ_PERCPU, 0);
+	siw_listen_wq = alloc_workqueue("siw_listen", WQ_MEM_RECLAIM |
+					WQ_HIGHPRI | SIW_WQ_PERCPU, 0);
 	if (!siw_listen_wq)
 		goto nomem;
 	rv = siw_listen_init();
