@@ -11,6 +11,12 @@
 # Default: 4 processes x 32 = 128 connections; --full (SIW_TEST_FULL=1):
 # 10 x 100 = 1000. Afterwards `rdma res show qp` and `cm_id` must list
 # nothing of ours, and the kernel log must be clean.
+# The debug kernel (--full only) runs 2 x 24 = 48: under TCG with KASAN,
+# lockdep and kmemleak, 256 connections moving data starve the tool's own
+# threads (their QP and MR set-up took up to 33 s) and iw_cm's worker, so
+# reconnects miss the 10 s MPA timeout whatever the module does
+# (docs/results/2026-12-05-cm-queue-priority.txt); with 64 the slowest
+# connect took 7.8 s of the 10. The counts above run on the other kernels.
 # timeout: 600
 # timeout-debug: 2400
 source "$(dirname "$0")/../../lib/lib.sh"
@@ -20,7 +26,9 @@ need_tool siw_manyconn
 m=$(dmesg_mark)
 rdev_netns
 
-if ((${SIW_TEST_FULL:-0})); then
+if is_debug_kernel; then
+	procs=2 qps=24 rounds=2 churn=2 region=32768
+elif ((${SIW_TEST_FULL:-0})); then
 	procs=10 qps=100 rounds=3 churn=2 region=32768
 else
 	procs=4 qps=32 rounds=2 churn=2 region=32768
