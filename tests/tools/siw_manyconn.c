@@ -420,6 +420,7 @@ static void *srv_thread(void *arg)
 	struct conn cs = { .g = a->req.conn, .life = a->req.life, .id = a->id }, *c = &cs;
 	struct rdma_conn_param cp = { .responder_resources = 1, .initiator_depth = 1 };
 	struct mc_rep rp = { .magic = MC_MAGIC };
+	struct rdma_cm_event *ev;
 	int bye = 0, counted = 0;
 	double t0 = a->t0;
 	long act;
@@ -513,7 +514,10 @@ static void *srv_thread(void *arg)
 	goto done;
 disc:
 	rdma_disconnect(c->id);
-	cm_wait(c->ch, 2);
+	/* an event left unacknowledged blocks rdma_destroy_id() for ever */
+	ev = cm_wait(c->ch, 2);
+	if (ev)
+		rdma_ack_cm_event(ev);
 done:
 	add(&sh->rounds, c->rounds);
 	add(&sh->bytes, c->bytes);
