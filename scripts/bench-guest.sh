@@ -782,8 +782,8 @@ bench_lat() {
 }
 
 # ---- connection setup rate, interleaved -------------------------------------
-# One run of 300 connections per implementation moved by as much as the
-# gap between them from boot to boot, so the rate takes turns as latency
+# One run per implementation moved by as much as the gap between them
+# from boot to boot, so the rate takes turns as latency
 # does (rows' rep = the round; the report's per-turn ratios pair rounds).
 # The rate with connections held stays in the memory phase, once each.
 cm_rounds=${SIW_BENCH_CM_ROUNDS:-3}

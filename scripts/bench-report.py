@@ -134,8 +134,8 @@ def turn_ratios(a, ta, b, tb, key='value'):
     return [ra[k] / rb[k] for k in ra if k in rb and rb[k]]
 
 
-def turns(a, ta, b, tb):
-    q = turn_ratios(a, ta, b, tb)
+def turns(a, ta, b, tb, key='value'):
+    q = turn_ratios(a, ta, b, tb, key)
     return 'n/a' if not q else f'{min(q):.2f}-{max(q):.2f} ({len(q)})'
 
 
@@ -336,7 +336,7 @@ if cms:
     p('| implementation | connections | runs | per second | connect median (ms) | kernel CPU ms per connection | rate / ref | per turn | median / ref | per turn |')
     p('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
     names = {'ours': 'ours', 'base': 'base', 'ref': 'reference siw', 'rxe': 'rxe (loopback)'}
-    for test, suffix in (('cm_rate', ''), ('cm_rate_held', f', {held} held')):
+    for test, suffix in (('cm_rate', ''), ('cm_rate_held', f', {held} held' if held else ', held')):
         ref_rate, ref_med = val('ref', test), val('ref', test, 'value2')
         for i in ('ours', 'base', 'ref', 'rxe'):
             rs = [r for r in R if r['impl'] == i and r['test'] == test]
@@ -350,10 +350,7 @@ if cms:
             rate, mdn = val(i, test), val(i, test, 'value2')
             kcpu = med([float(r['cpu_kernel_s']) * 1000 / float(r['bytes']) for r in ok])
             tr = turns(i, test, 'ref', test) if i != 'ref' else ''
-            tm = ''
-            if i != 'ref':
-                q = turn_ratios(i, test, 'ref', test, 'value2')
-                tm = 'n/a' if not q else f'{min(q):.2f}-{max(q):.2f} ({len(q)})'
+            tm = turns(i, test, 'ref', test, 'value2') if i != 'ref' else ''
             p(f"| {names[i]}{suffix} | {int(n)} | {len(ok)}/{len(rs)} | {rate:.1f} | {mdn:.2f} | "
               f"{kcpu:.2f} | {ratio(rate, ref_rate)} | {tr} | {ratio(mdn, ref_med)} | {tm} |")
     p()
