@@ -644,6 +644,13 @@ static void siw_cep_close(struct siw_cep *cep, bool abort, int status)
 		reset = true;
 	}
 	if (cep->sock) {
+		/*
+		 * Released without a reset, the socket must keep its timers
+		 * to deliver what TCP holds; in a namespace that is going away
+		 * nothing can be delivered.
+		 */
+		if (!reset && !siw_sock_hold_net(cep->sock->sk))
+			reset = true;
 		if (reset) {
 			sock_no_linger(cep->sock->sk);
 		} else {
@@ -1370,8 +1377,16 @@ static void siw_cep_do_rdma(struct siw_cep *cep, unsigned long ev,
 		siw_dbg(cep->sdev, "peer %pISpc closed\n", &cep->raddr);
 		siw_cep_close(cep, false, 0);
 	} else if (cep->state == SIW_CEP_CLOSING && expired) {
-		siw_dbg(cep->sdev, "peer %pISpc did not close within %u ms\n",
-			&cep->raddr, SIW_CLOSE_TIMEOUT_MS);
+		/*
+		 * Our FIN may still sit behind unacknowledged data (a slow
+		 * receiver, a lossy path): what completed as sent must still
+		 * reach the peer, so TCP keeps delivering it on its own, as
+		 * after any orderly close. A reset would throw it away.
+		 */
+		siw_stat_inc(cep->sdev, SIW_STAT_CLOSE_TIMEOUT);
+		siw_warn(cep->sdev, "peer %pISpc did not close within %u ms; TCP still delivers what was sent\n",
+			 &cep->raddr, SIW_CLOSE_TIMEOUT_MS);
+		cep->keep_sent = true;
 		siw_cep_close(cep, true, 0);
 	} else if (cep->state == SIW_CEP_RDMA &&
 		   (ev & BIT(SIW_EV_DISCONNECT))) {

@@ -1366,6 +1366,7 @@ static const struct rdma_stat_desc siw_stat_descs[SIW_NUM_STATS] = {
 	[SIW_STAT_CONN_LOST].name = "conn_lost",
 	[SIW_STAT_CONN_REFUSED].name = "conn_refused",
 	[SIW_STAT_TX_DB_HANDOFF].name = "tx_db_handoff",
+	[SIW_STAT_CLOSE_TIMEOUT].name = "close_timeout",
 };
 
 static struct rdma_hw_stats *siw_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -11,6 +11,7 @@
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 #include <linux/net.h>
+#include <net/sock.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_umem.h>
@@ -125,6 +126,36 @@ static inline void siw_vma_fixed(struct vm_area_struct *vma)
 #else
 	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
 #endif
+}
+
+/*
+ * A kernel socket holds no reference on its network namespace, so
+ * tcp_close() stops its timers (since 6.9, and in the stable kernels we
+ * build for): after an orderly release TCP would never retransmit the
+ * data or the FIN it still owes the peer. Taking the reference a user
+ * socket holds lets the orphan finish on its own. The helper,
+ * sk_net_refcnt_upgrade(), came with 6.15 and stable 6.12 (Kbuild looks
+ * for it: a version test misses the backport); before it, the socket's
+ * fields are set as the kernel's own SMB client does. The reference is
+ * taken only while the namespace lives (maybe_get_net()).
+ *
+ * Return: false if the namespace is already going away.
+ */
+static inline bool siw_sock_hold_net(struct sock *sk)
+{
+	struct net *net = sock_net(sk);
+
+	if (!maybe_get_net(net))
+		return false;
+#ifdef SIW_HAVE_SK_NET_REFCNT_UPGRADE
+	sk_net_refcnt_upgrade(sk);
+	put_net(net);
+#else
+	netns_tracker_alloc(net, &sk->ns_tracker, GFP_KERNEL);
+	sk->sk_net_refcnt = 1;
+	sock_inuse_add(net, 1);
+#endif
+	return true;
 }
 
 #endif

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * siw_zcclose: one rdma_cm connection that is closed gracefully while the
- * Sends it posted are still held by TCP (zero-copy data nobody ACKs), for
- * the device-removal test of issue 21 defect 13 (datapath/zcopy-orphan).
+ * Sends it posted are still held by TCP, for the device-removal test of
+ * issue 21 defect 13 (datapath/zcopy-orphan: zero-copy data nobody ACKs)
+ * and for datapath/close-timeout (copied data a black hole holds up past
+ * the close timeout).
  *
  *   siw_zcclose server [-n NRECV] [-s SIZE] [-t SECS] ADDR:PORT
  *       Listens on ADDR:PORT ("# listening"), accepts one connection with
  *       NRECV receives of SIZE bytes posted (default 16 x 65536), prints
  *       "# ready" once it is established, then stays connected, counting
- *       receive completions, until the peer disconnects (exit 0), it is
+ *       receive completions, until the peer disconnects (exit 0, after
+ *       "# received K message(s), E completion(s) with an error"), it is
  *       killed, or SECS pass (exit 1).
  *
  *   siw_zcclose client [-n N] [-s SIZE] [-t SECS] [-P FILE] [-g FILE]
@@ -101,6 +104,24 @@ static int wait_file(const char *path, double t)
 	return 1;
 }
 
+/* count what @cq holds now into @ok and @err; the number taken */
+static int drain_cq(struct ibv_cq *cq, long *ok, long *err)
+{
+	struct ibv_wc wc;
+	int n, got = 0;
+
+	while ((n = ibv_poll_cq(cq, 1, &wc)) == 1) {
+		got++;
+		if (wc.status == IBV_WC_SUCCESS)
+			(*ok)++;
+		else
+			(*err)++;
+	}
+	if (n < 0)
+		DIE("ibv_poll_cq failed");
+	return got;
+}
+
 static int do_server(const char *ap, int nrecv, size_t size, double t)
 {
 	struct rdma_event_channel *ch = cm_channel();
@@ -141,17 +162,7 @@ static int do_server(const char *ap, int nrecv, size_t size, double t)
 	NOTE("ready: %d receives of %zu bytes posted", nrecv, size);
 
 	while (!done) {
-		struct ibv_wc wc;
-		int n;
-
-		while ((n = ibv_poll_cq(c.cq, 1, &wc)) == 1) {
-			if (wc.status == IBV_WC_SUCCESS)
-				recvd++;
-			else
-				rerr++;
-		}
-		if (n < 0)
-			DIE("ibv_poll_cq failed");
+		drain_cq(c.cq, &recvd, &rerr);
 		if (now_s() > end)
 			DIE("still connected after %.0f s (%ld received)", t,
 			    recvd);
@@ -163,6 +174,8 @@ static int do_server(const char *ap, int nrecv, size_t size, double t)
 		done = ev->event == RDMA_CM_EVENT_DISCONNECTED;
 		rdma_ack_cm_event(ev);
 	}
+	/* what completed between the last poll and DISCONNECTED */
+	drain_cq(c.cq, &recvd, &rerr);
 	NOTE("received %ld message(s), %ld completion(s) with an error",
 	     recvd, rerr);
 	conn_destroy(&c, id);
@@ -181,7 +194,8 @@ static int do_client(const char *ap, int nsend, size_t size, double t,
 				      .initiator_depth = 1 };
 	struct rdma_cm_event *ev;
 	struct conn c = { 0 };
-	int ok = 0, flushed = 0, other = 0, got = 0;
+	long ok = 0, flushed = 0, other = 0;
+	int got;
 	double t0;
 
 	conn_setup(&c, id, nsend, 1, size);
@@ -213,21 +227,8 @@ static int do_client(const char *ap, int nsend, size_t size, double t,
 
 	if (gofile && !wait_file(gofile, t))
 		DIE("no %s within %.0f s", gofile, t);
-	for (;;) {
-		struct ibv_wc wc;
-		int n = ibv_poll_cq(c.cq, 1, &wc);
-
-		if (n < 0)
-			DIE("ibv_poll_cq failed");
-		if (!n)
-			break;
-		got++;
-		if (wc.status == IBV_WC_SUCCESS)
-			ok++;
-		else
-			other++;
-	}
-	NOTE("before disconnect: ok %d, with an error %d", ok, other);
+	got = drain_cq(c.cq, &ok, &other);
+	NOTE("before disconnect: ok %ld, with an error %ld", ok, other);
 
 	t0 = now_s();
 	if (rdma_disconnect(id))
@@ -264,7 +265,7 @@ static int do_client(const char *ap, int nsend, size_t size, double t,
 		else
 			other++;
 	}
-	NOTE("sends: ok %d, flushed %d, other %d", ok, flushed, other);
+	NOTE("sends: ok %ld, flushed %ld, other %ld", ok, flushed, other);
 	conn_destroy(&c, id);
 	rdma_destroy_id(id);
 	rdma_destroy_event_channel(ch);
