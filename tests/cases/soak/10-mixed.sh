@@ -8,7 +8,9 @@
 #  - one fault, in turn: the link down for 2 s; 5% loss and 20 ms delay
 #    for 10 s; the data-check's client killed (SIGKILL) mid-transfer.
 # Every round: no mismatch anywhere, every process ends in its bound, and
-# each ends with success except the killed client and its server.
+# each ends with success except the killed client and its server. Each
+# round's line counts the orderly closes that timed out so far
+# (close_timeout; TCP still delivers what they had sent).
 # Memory: sampled after a warm-up round and after the last (all processes
 # gone, page cache and slab caches dropped, as far as RCU lets): the
 # unreclaimable slab, vmalloc and the kernel's used pages (MemTotal -
@@ -128,12 +130,19 @@ read -r s0 v0 u0 < <(mem)
 info "baseline: slab ${s0} KiB, vmalloc ${v0} KiB, used ${u0} KiB"
 faults=(flap loss kill none)
 end=$((SECONDS + mins * 60)) n=0
-printf '# %6s %8s %10s %10s %10s\n' round min slab_kB vmalloc_kB used_kB
+# close_to: orderly closes of both devices that timed out so far (each
+# also a kernel log line; TCP still delivers what was sent)
+close_to() {
+	local a b
+	a=$(rdma_stat "$RDEV1" close_timeout) b=$(rdma_stat "$RDEV2" close_timeout)
+	if [[ -n $a && -n $b ]]; then echo $((a + b)); else echo '?'; fi
+}
+printf '# %6s %8s %10s %10s %10s %8s\n' round min slab_kB vmalloc_kB used_kB close_to
 while ((SECONDS < end)); do
 	n=$((n + 1))
 	round "$n" "${faults[n % 4]}"
 	read -r s v u < <(mem)
-	printf '# %6d %8d %10s %10s %10s\n' "$n" $(((mins * 60 - end + SECONDS) / 60)) "$s" "$v" "$u"
+	printf '# %6d %8d %10s %10s %10s %8s\n' "$n" $(((mins * 60 - end + SECONDS) / 60)) "$s" "$v" "$u" "$(close_to)"
 done
 ((n >= 4)) || fail "only $n rounds in $mins min: every fault must have run at least once"
 
