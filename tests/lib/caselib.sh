@@ -131,6 +131,30 @@ wait_pid() {
 # show NAME: print a background log with a prefix
 show() { sed "s/^/[$1] /" "$TMPD/$1.log"; }
 
+# zcclose_start ZCOPY_MIN PORT N SIZE SRV_SECS: siw's zcopy_min set to
+# ZCOPY_MIN (its value back on exit); a siw_zcclose server in h2 and a
+# client in h1 that will post N Sends of SIZE, connected; then the path
+# h1 -> h2 black-holed (netem loss 100%, removed on exit). Logs srv and
+# cli; the client waits for $TMPD/go.post and $TMPD/go.close. Sets
+# ZC_SPID and ZC_CPID. Needs rdev_netns.
+zcclose_start() {
+	local zmin=$1 port=$2 n=$3 size=$4 st=$5 par=/sys/module/siw/parameters old
+	[[ -w $par/zcopy_min ]] || fail "siw has no writable zcopy_min parameter"
+	old=$(<"$par/zcopy_min")
+	echo "$zmin" >"$par/zcopy_min"
+	on_exit "if [[ -w $par/zcopy_min ]]; then echo $old >$par/zcopy_min; fi"
+	bg srv ip netns exec h2 "$BIN/siw_zcclose" server -t "$st" "$H2_IP:$port"
+	ZC_SPID=$BG_PID
+	wait_log "$TMPD/srv.log" '^# listening' 30 || { show srv; fail "server did not start"; }
+	bg cli ip netns exec h1 "$BIN/siw_zcclose" client -n "$n" -s "$size" -t 30 \
+		-P "$TMPD/go.post" -g "$TMPD/go.close" "$H2_IP:$port"
+	ZC_CPID=$BG_PID
+	wait_log "$TMPD/cli.log" '^# connected' 30 || { show cli; show srv; fail "client not connected"; }
+	wait_log "$TMPD/srv.log" '^# ready' 30 || { show cli; show srv; fail "server not connected"; }
+	on_exit "ip netns exec h1 tc qdisc del dev veth1 root"
+	run ip netns exec h1 tc qdisc add dev veth1 root netem loss 100%
+}
+
 # wait_listen NETNS PORT: wait until a TCP listener on PORT exists in NETNS
 # (iWARP listeners are real kernel TCP sockets). Devices without a TCP
 # listener (rxe) get a fixed 2 s grace period instead.

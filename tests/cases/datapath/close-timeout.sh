@@ -25,25 +25,11 @@ need_tool siw_zcclose
 [[ $SIW_DEV_TYPE == siw ]] || skip "the close timeout and its counter are this project's siw's"
 m=$(dmesg_mark)
 rdev_netns
-par=/sys/module/siw/parameters
-[[ -w $par/zcopy_min ]] || fail "siw has no writable zcopy_min parameter"
-zmin=$(<"$par/zcopy_min")
-echo 0 >"$par/zcopy_min"
-on_exit "if [[ -w $par/zcopy_min ]]; then echo $zmin >$par/zcopy_min; fi"
-
 port=18797 n=4 size=1024
-bg srv ip netns exec h2 "$BIN/siw_zcclose" server -t 120 "$H2_IP:$port"
-spid=$BG_PID
-wait_log "$TMPD/srv.log" '^# listening' 30 || { show srv; fail "server did not start"; }
-bg cli ip netns exec h1 "$BIN/siw_zcclose" client -n "$n" -s "$size" -t 30 \
-	-P "$TMPD/go.post" -g "$TMPD/go.close" "$H2_IP:$port"
-cpid=$BG_PID
-wait_log "$TMPD/cli.log" '^# connected' 30 || { show cli; show srv; fail "client not connected"; }
-wait_log "$TMPD/srv.log" '^# ready' 30 || { show cli; show srv; fail "server not connected"; }
-
-# from here on nothing the client sends reaches the server
-on_exit "ip netns exec h1 tc qdisc del dev veth1 root"
-run ip netns exec h1 tc qdisc add dev veth1 root netem loss 100%
+# copied Sends (zcopy_min 0); from the hole on nothing the client sends
+# reaches the server
+zcclose_start 0 "$port" "$n" "$size" 120
+spid=$ZC_SPID cpid=$ZC_CPID
 ct0=$(rdma_stat "$RDEV1" close_timeout)
 zc0=$(rdma_stat "$RDEV1" tx_zcopy_msg)
 f0=$(rdma_stat "$RDEV1" tx_fpdu)

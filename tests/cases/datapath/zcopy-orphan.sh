@@ -27,26 +27,13 @@ need_tool siw_zcclose
 [[ $SIW_DEV_TYPE == siw ]] || skip "zero-copy is a parameter of this project's siw"
 m=$(dmesg_mark)
 rdev_netns
-par=/sys/module/siw/parameters
-[[ -w $par/zcopy_min ]] || fail "siw has no writable zcopy_min parameter"
-echo 1 >"$par/zcopy_min"
-on_exit "if [[ -w $par/zcopy_min ]]; then echo 0 >$par/zcopy_min; fi"
-
 # small enough for TCP's send buffer with nothing acknowledged (8 x 4096
 # did not fit: the transmitter waited for room with the 8th unsent)
 port=18796 n=4 size=2048
-bg srv ip netns exec h2 "$BIN/siw_zcclose" server -t 200 "$H2_IP:$port"
-spid=$BG_PID
-wait_log "$TMPD/srv.log" '^# listening' 30 || { show srv; fail "server did not start"; }
-bg cli ip netns exec h1 "$BIN/siw_zcclose" client -n "$n" -s "$size" -t 30 \
-	-P "$TMPD/go.post" -g "$TMPD/go.close" "$H2_IP:$port"
-cpid=$BG_PID
-wait_log "$TMPD/cli.log" '^# connected' 30 || { show cli; show srv; fail "client not connected"; }
-wait_log "$TMPD/srv.log" '^# ready' 30 || { show cli; show srv; fail "server not connected"; }
-
-# from here on nothing the client sends reaches the server
-on_exit "ip netns exec h1 tc qdisc del dev veth1 root"
-run ip netns exec h1 tc qdisc add dev veth1 root netem loss 100%
+# zero-copy Sends (zcopy_min 1); from the hole on nothing the client
+# sends reaches the server
+zcclose_start 1 "$port" "$n" "$size" 200
+spid=$ZC_SPID cpid=$ZC_CPID
 zc0=$(rdma_stat "$RDEV1" tx_zcopy_msg)
 [[ -n $zc0 ]] || fail "$RDEV1 has no tx_zcopy_msg counter"
 touch "$TMPD/go.post"
