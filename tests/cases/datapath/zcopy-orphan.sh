@@ -83,4 +83,20 @@ awk -v s="$dsec" 'BEGIN { exit !(s < 4.5) }' ||
 grep -qE '^# sends: ok 0, flushed [0-9]+, other 0$' "$TMPD/cli.log" ||
 	fail "unacknowledged sends did not all end with a flush error: $(grep '^# sends:' "$TMPD/cli.log" || true)"
 rdma_link_exists "$RDEV1" && fail "$RDEV1 still listed after its delete"
+
+# the path back, what is left of the connection must end: the server's
+# FIN (sent when it was killed) and the client's reset both went into the
+# hole, and an orphan left there holds its namespace for TCP's orphan
+# lifetime (about 100 s), into later cases (device/netns-exclusive)
+conn_left() { # NS: sockets of the connection in NS, except TIME-WAIT
+	ip netns exec "$1" ss -Htan state all exclude listening exclude time-wait \
+		"( sport = :$port or dport = :$port )"
+}
+info "before the path reopens: h1: $(conn_left h1 | xargs); h2: $(conn_left h2 | xargs)"
+run ip netns exec h1 tc qdisc del dev veth1 root
+t_open=$SECONDS
+conn_ended() { [[ -z $(conn_left h1) && -z $(conn_left h2) ]]; }
+wait_for 60 conn_ended ||
+	fail "60 s after the path reopened the connection is still there: h1: $(conn_left h1 | xargs); h2: $(conn_left h2 | xargs)"
+info "path reopened: the connection's sockets ended within $((SECONDS - t_open)) s"
 dmesg_problems_since "$m"
