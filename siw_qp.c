@@ -55,6 +55,15 @@ struct siw_qp *siw_qp_lookup(struct siw_device *sdev, u32 id)
 	return qp;
 }
 
+/* A post to a QP in ERROR, flushed (siw_qp_flush_posted()). */
+static void siw_qp_flush_work(struct work_struct *w)
+{
+	struct siw_qp *qp = container_of(w, struct siw_qp, flush_work);
+
+	siw_qp_flush(qp);
+	siw_qp_put(qp);
+}
+
 int siw_qp_init(struct siw_qp *qp, struct siw_device *sdev)
 {
 	u32 id;
@@ -67,6 +76,7 @@ int siw_qp_init(struct siw_qp *qp, struct siw_device *sdev)
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
 	spin_lock_init(&qp->orq_lock);
+	INIT_WORK(&qp->flush_work, siw_qp_flush_work);
 	qp->attrs.state = SIW_QP_IDLE;
 
 	rv = xa_alloc_cyclic(&sdev->qp_xa, &id, qp, XA_LIMIT(1, 0xffffff),
@@ -134,13 +144,23 @@ static struct workqueue_struct *siw_tx_wq;
  */
 static struct workqueue_struct *siw_hand_wq;
 
+/*
+ * Flushes of work requests a kernel consumer posts to a QP in ERROR
+ * (siw_qp_flush_posted()): per CPU at normal priority, so that the work
+ * waits for the poster to return or sleep. WQ_MEM_RECLAIM: storage
+ * consumers drain their QPs (ib_drain_qp()) on the way to freeing memory.
+ */
+static struct workqueue_struct *siw_flush_wq;
+
 int siw_qp_wq_init(void)
 {
 	siw_tx_wq = alloc_workqueue("siw_tx",
 				    WQ_UNBOUND | WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
 	siw_hand_wq = alloc_workqueue("siw_tx_hand", WQ_HIGHPRI |
 				      WQ_MEM_RECLAIM | SIW_WQ_PERCPU, 0);
-	if (siw_tx_wq && siw_hand_wq)
+	siw_flush_wq = alloc_workqueue("siw_flush",
+				       WQ_MEM_RECLAIM | SIW_WQ_PERCPU, 0);
+	if (siw_tx_wq && siw_hand_wq && siw_flush_wq)
 		return 0;
 	siw_qp_wq_exit();
 	return -ENOMEM;
@@ -148,6 +168,9 @@ int siw_qp_wq_init(void)
 
 void siw_qp_wq_exit(void)
 {
+	if (siw_flush_wq)
+		destroy_workqueue(siw_flush_wq);
+	siw_flush_wq = NULL;
 	if (siw_hand_wq)
 		destroy_workqueue(siw_hand_wq);
 	siw_hand_wq = NULL;
@@ -219,6 +242,29 @@ void siw_qp_wake_tx(struct siw_qp *qp)
 	if (!queue_work(siw_tx_wq, &qp->tx_work))
 		siw_qp_put(qp);
 }
+
+/**
+ * siw_qp_flush_posted - a kernel consumer posted to a QP in ERROR
+ * @qp: the QP
+ *
+ * What was posted completes with a flush error from a work item on this
+ * CPU, not before the post returns. A consumer may take a buffer, post
+ * it, and go on while buffers are left, each flush completion giving its
+ * buffer back: the SMB client's receive refill (smbd_post_send_credits()
+ * in 6.12) does, and with the flush inline its completion softirq on the
+ * same CPU handed every buffer back before the next post; the loop held
+ * the CPU for 26 s (a soft lockup). The work waits for the poster to
+ * return or sleep (no forced preemption, as in Debian's kernels), so the
+ * loop runs out of buffers first; then the work flushes them all.
+ */
+void siw_qp_flush_posted(struct siw_qp *qp)
+{
+	if (!kref_get_unless_zero(&qp->ref))
+		return;
+	if (!queue_work(siw_flush_wq, &qp->flush_work))
+		siw_qp_put(qp);
+}
+EXPORT_SYMBOL_IF_KUNIT(siw_qp_flush_posted);
 
 int siw_qp_to_rts(struct siw_qp *qp, const struct siw_llp_params *p)
 {
@@ -461,6 +507,7 @@ void siw_qp_destroy(struct siw_qp *qp)
 			qp_id(qp), waited, kref_read(&qp->ref));
 	}
 	cancel_work_sync(&qp->tx_work);
+	cancel_work_sync(&qp->flush_work);
 }
 
 void siw_qp_free(struct siw_qp *qp)

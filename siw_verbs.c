@@ -1061,7 +1061,8 @@ static int siw_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 
 /*
  * After posting: start transmission if connected; a QP in error gets
- * what was just posted flushed (ib_drain_qp() relies on this). An idle
+ * what was just posted flushed (ib_drain_qp() relies on this), a kernel
+ * consumer's once it let go of the CPU (siw_qp_flush_posted()). An idle
  * or closing QP keeps the work queued for later.
  */
 static void siw_qp_kick(struct siw_qp *qp, bool send)
@@ -1082,7 +1083,7 @@ static void siw_qp_kick(struct siw_qp *qp, bool send)
 	else if (state == SIW_QP_RTS && send)
 		siw_qp_schedule_tx(qp);
 	else if (state == SIW_QP_ERROR)
-		siw_qp_flush(qp);
+		siw_qp_flush_posted(qp);
 }
 
 /* Copy inline payload from kernel buffers into the SQE, from sge[1]. */

@@ -750,6 +750,7 @@ struct siw_qp {
 
 	/* transmit: by tx_work, or inline from the user's doorbell */
 	struct work_struct tx_work;
+	struct work_struct flush_work;	/* siw_qp_flush_posted() */
 	struct mutex tx_mutex;		/* one transmitter at a time */
 	unsigned long tx_flags;		/* SIW_TX_AGAIN: work found it held */
 	struct siw_tx tx;
@@ -854,6 +855,7 @@ void siw_wqe_release(struct siw_wqe *wqe);
 bool siw_orq_pop(struct siw_qp *qp, struct siw_wqe *w);
 bool siw_orq_pop_before(struct siw_qp *qp, struct siw_wqe *w, u32 msn);
 void siw_qp_flush(struct siw_qp *qp);
+void siw_qp_flush_posted(struct siw_qp *qp);
 void siw_qp_flush_orq(struct siw_qp *qp);
 void siw_qp_flush_sq(struct siw_qp *qp);
 void siw_qp_flush_rq(struct siw_qp *qp);

@@ -29,6 +29,7 @@ static void sect_exit(void *data)
 {
 	struct sect *t = data;
 
+	flush_work(&t->qp->flush_work);
 	flush_work(&t->qp->tx_work);
 	xa_erase(&t->sdev->qp_xa, t->qp->id);
 	xa_destroy(&t->sdev->mr_xa);
@@ -529,6 +530,48 @@ static void siw_test_flush_order(struct kunit *test)
 	flush_work(&qp->tx_work);
 }
 
+/* ------------------------------------------------- posts in ERROR */
+
+/*
+ * A kernel consumer that reposts every buffer its flush completions give
+ * back (the SMB client's receive refill loop) must run out of buffers:
+ * what it posts to a QP in ERROR completes only once it let go of the
+ * CPU, and then all of it, in posting order. Preemption is off, as for
+ * a busy kworker on a kernel without forced preemption.
+ */
+static void siw_test_flush_posted(struct kunit *test)
+{
+	struct sect *t = sect_new(test, 16, 64);
+	struct siw_qp *qp = t->qp;
+	u32 pool = 4, posted = 0, back = 0;
+	struct ib_wc wc[16];
+	int i, k;
+
+	qp->attrs.state = SIW_QP_ERROR;
+	preempt_disable();
+	while (pool && posted < 16) {
+		pool--;
+		sect_post_recv(qp, posted, 100 + posted);
+		siw_qp_flush_posted(qp);
+		posted++;
+		/* the consumer's completion handler gives buffers back */
+		k = siw_poll_cq(&t->cq->base, ARRAY_SIZE(wc), wc);
+		pool += k;
+		back += k;
+	}
+	preempt_enable();
+	KUNIT_EXPECT_EQ(test, posted, 4U);
+	KUNIT_EXPECT_EQ(test, back, 0U);
+
+	flush_work(&qp->flush_work);
+	k = siw_poll_cq(&t->cq->base, ARRAY_SIZE(wc), wc);
+	KUNIT_ASSERT_EQ(test, k, 4);
+	for (i = 0; i < k; i++) {
+		KUNIT_EXPECT_EQ(test, wc[i].wr_id, 100ULL + i);
+		KUNIT_EXPECT_EQ(test, wc[i].status, IB_WC_WR_FLUSH_ERR);
+	}
+}
+
 /* ------------------------------------------------- held SQ slot */
 
 /* Post one WQE of @opcode with @id into slot @i and take it off the SQ */
@@ -766,6 +809,7 @@ static struct kunit_case siw_sec_cases[] = {
 	KUNIT_CASE(siw_test_cq_overflow),
 	KUNIT_CASE(siw_test_flush_bounded),
 	KUNIT_CASE(siw_test_flush_order),
+	KUNIT_CASE(siw_test_flush_posted),
 	KUNIT_CASE(siw_test_sq_held),
 	KUNIT_CASE(siw_test_log_ratelimit),
 	{}
