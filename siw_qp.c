@@ -55,12 +55,12 @@ struct siw_qp *siw_qp_lookup(struct siw_device *sdev, u32 id)
 	return qp;
 }
 
-/* A post to a QP in ERROR, flushed (siw_qp_flush_posted()). */
+/* Receives posted to a QP in ERROR, flushed (siw_qp_flush_posted()). */
 static void siw_qp_flush_work(struct work_struct *w)
 {
 	struct siw_qp *qp = container_of(w, struct siw_qp, flush_work);
 
-	siw_qp_flush(qp);
+	siw_qp_flush_rq(qp);
 	siw_qp_put(qp);
 }
 
@@ -244,10 +244,10 @@ void siw_qp_wake_tx(struct siw_qp *qp)
 }
 
 /**
- * siw_qp_flush_posted - a kernel consumer posted to a QP in ERROR
+ * siw_qp_flush_posted - a kernel consumer posted receives to a QP in ERROR
  * @qp: the QP
  *
- * What was posted completes with a flush error from a work item on this
+ * They complete with a flush error from a work item on this
  * CPU, not before the post returns. A consumer may take a buffer, post
  * it, and go on while buffers are left, each flush completion giving its
  * buffer back: the SMB client's receive refill (smbd_post_send_credits()

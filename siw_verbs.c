@@ -1082,6 +1082,8 @@ static void siw_qp_kick(struct siw_qp *qp, bool send)
 		siw_tx_doorbell(qp, state);	/* in ERROR it flushes */
 	else if (state == SIW_QP_RTS && send)
 		siw_qp_schedule_tx(qp);
+	else if (state == SIW_QP_ERROR && send)
+		siw_qp_wake_tx(qp);	/* the transmitter flushes the SQ */
 	else if (state == SIW_QP_ERROR)
 		siw_qp_flush_posted(qp);
 }
