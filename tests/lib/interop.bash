@@ -187,12 +187,6 @@ io_datacheck() {
 	! grep -q '^FAIL' "$IO_OUT" || io_soft "$name: FAIL lines in the output" || true
 }
 
-# what perftest's client prints when its first connection failed: its
-# own data-exchange connection, or (third) the test QP's connection, made
-# right after a handshake after which the server only starts listening;
-# refused when it is not up yet, and perftest 4.5-0.17's retry of it uses
-# the ids it has just freed (SIGSEGV) while the server waits on
-IO_PT_NOCONN='Unable to perform rdma_client function|Unexpected CM event|Event: RDMA_CM_EVENT_REJECTED; error: -111'
 # io_perf TOOL PORT ARGS...
 io_perf() {
 	local tool=$1 port=$2 run again stop; shift 2
@@ -221,16 +215,15 @@ io_perf() {
 		# every connection it refuses or loses).
 		stop=0
 		if [[ $SIW_ROLE == a ]]; then
-			grep -qE "$IO_PT_NOCONN" "$IO_OUT" || stop=1
+			grep -qE "$PT_NOCONN" "$IO_OUT" || stop=1
 		fi
-		if [[ $IO_SIDE == ours ]] &&
-			io_step_klog | grep -vqE 'TCP connect to [^ ]+ failed: -111$'; then
+		if [[ $IO_SIDE == ours ]] && ! io_step_klog | pt_klog_only_refused; then
 			stop=1
 		fi
 		((run == 1)) || stop=1
 		pair_or "$tool-$port-$run-conn" "$stop" 300
 		((PAIR_OR)) && break
-		io_log "$tool $*: the client's first connection failed$([[ $SIW_ROLE == a ]] && grep -m1 -E "$IO_PT_NOCONN" "$IO_OUT" | sed 's/^ */: /'); both sides repeat once"
+		io_log "$tool $*: the client's first connection failed$([[ $SIW_ROLE == a ]] && grep -m1 -E "$PT_NOCONN" "$IO_OUT" | sed 's/^ */: /'); both sides repeat once"
 	done
 	io_step_verdict
 	((IO_RC == 0)) || return 0

@@ -74,6 +74,22 @@ is_debug_kernel() { [[ $(uname -r) == *siwdebug* ]]; }
 # usable: without -F it exits 1 ("Can't produce a report"), with -F a
 # bandwidth tool prints 0.00 and a latency tool inf. Such a run is repeated.
 pt_calib_missed() { grep -qs 'Correlation coefficient r^2' "$@"; }
+# PT_NOCONN: what perftest's client prints when its first connection
+# failed: its own data-exchange connection, or (third) the test QP's,
+# which the client makes right after a handshake after which the server
+# only starts listening. TCP refuses it when that listen is not up yet
+# (-111), perftest 4.5-0.17 retries it with the ids it has just freed
+# (SIGSEGV), and the server waits for ever: perftest's race, not
+# retried by the tool.
+# shellcheck disable=SC2034 # used by caselib.sh and interop.bash
+PT_NOCONN='Unable to perform rdma_client function|Unexpected CM event|Event: RDMA_CM_EVENT_REJECTED; error: -111'
+# pt_klog_only_refused: stdin (kernel lines of one perftest run) holds no
+# line of the module but a refused connect's ("TCP connect to ... failed:
+# -111"): nothing the module saw explains the failure but perftest's race
+pt_klog_only_refused() {
+	awk 'tolower($0) ~ /siw/ && !/siwtest/ && !/TCP connect to [^ ]+ failed: -111$/ { bad = 1 }
+		END { exit bad }'
+}
 # pt_has_figures FILE: a perftest results row with a nonzero figure (not
 # the 0.00 or inf of a missed calibration)
 pt_has_figures() { grep -qE '^ *[0-9]+ +[0-9]+ +[0-9.]*[1-9]' "$1"; }

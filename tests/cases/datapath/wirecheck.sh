@@ -24,7 +24,7 @@ on_exit "kill $tpid"
 wait_for 10 grep -q 'listening on' "$TMPD/tcpdump.log" || fail "tcpdump did not start: $(cat "$TMPD/tcpdump.log")"
 srv_cli 200 rping 7200 "rping -s -a $H2_IP -p 7200 -V -C $(scale 50 10) -S 2048" "rping -c -a $H2_IP -p 7200 -V -C $(scale 50 10) -S 2048"
 ((CLI_RC == 0 && SRV_RC == 0)) || fail "rping failed (client $CLI_RC, server $SRV_RC)"
-srv_cli 300 wbw 7201 "ib_write_bw -d $RDEV2 -R -p 7201 -F -s 65536 -n $(scale 50 10)" \
+srv_cli_pt 300 wbw 7201 "ib_write_bw -d $RDEV2 -R -p 7201 -F -s 65536 -n $(scale 50 10)" \
 	"ib_write_bw -d $RDEV1 -R -p 7201 -F -s 65536 -n $(scale 50 10) $H2_IP"
 ((CLI_RC == 0 && SRV_RC == 0)) || fail "ib_write_bw failed (client $CLI_RC, server $SRV_RC)"
 sleep 1
