@@ -19,6 +19,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <kunit/visibility.h>
+#include <linux/delay.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/net.h>
@@ -293,6 +294,31 @@ static void siw_sk_data_ready(struct sock *sk)
  * FIN_WAIT2 (the peer acknowledged our FIN) change nothing for it: no
  * work item (and context switch) for them.
  */
+#ifdef SIW_TEST_HOOKS
+/*
+ * Test-only, built only with -DSIW_TEST_HOOKS (tests/run's hooks variant
+ * for datapath/fin-with-data): hold the softirq that delivers the peer's
+ * FIN for test_fin_delay_ms after its state change, so the endpoint's
+ * work runs before sk_data_ready parses data that came with the FIN, as
+ * it may when the CPUs interleave that way.
+ */
+static unsigned int test_fin_delay_ms;
+module_param(test_fin_delay_ms, uint, 0644);
+MODULE_PARM_DESC(test_fin_delay_ms, "test build only: delay after a FIN's state change (ms)");
+
+static void siw_test_fin_delay(struct sock *sk)
+{
+	unsigned int ms = READ_ONCE(test_fin_delay_ms);
+
+	if (ms && in_softirq() && (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN))
+		mdelay(min(ms, 100U));
+}
+#else
+static inline void siw_test_fin_delay(struct sock *sk)
+{
+}
+#endif
+
 static void siw_sk_state_change(struct sock *sk)
 {
 	struct siw_cep *cep;
@@ -306,6 +332,7 @@ static void siw_sk_state_change(struct sock *sk)
 		cep->orig_state_change(sk);
 	}
 	read_unlock_bh(&sk->sk_callback_lock);
+	siw_test_fin_delay(sk);
 }
 
 static void siw_sk_write_space(struct sock *sk)
@@ -1375,6 +1402,15 @@ static void siw_cep_do_rdma(struct siw_cep *cep, unsigned long ev,
 		siw_cep_close(cep, true, 0);
 	} else if (siw_sk_gone(sk)) {
 		siw_dbg(cep->sdev, "peer %pISpc closed\n", &cep->raddr);
+		/*
+		 * A FIN that arrives with data (one segment, or the one that
+		 * fills a hole) reaches sk_state_change before sk_data_ready
+		 * parses that data, and this work may run on another CPU in
+		 * between: take what TCP holds before the QP goes to error,
+		 * or the peer's last messages are flushed unread.
+		 */
+		if (cep->attached)
+			siw_rx_start(cep->qp);
 		siw_cep_close(cep, false, 0);
 	} else if (cep->state == SIW_CEP_CLOSING && expired) {
 		/*

@@ -893,8 +893,9 @@ void siw_tx_quiesce(struct siw_qp *qp);
 /*
  * siw_rx.c: the receive engine. siw_qp_rx() is called by the CM's
  * sk_data_ready while the QP is attached (softirq, socket bh-locked,
- * sk_callback_lock read-held); siw_rx_start() once in process context
- * right after attaching, for data that arrived behind the MPA reply;
+ * sk_callback_lock read-held); siw_rx_start() in process context right
+ * after attaching, for data that arrived behind the MPA reply, and when
+ * the peer's FIN is seen, for data that came with it;
  * siw_qp_llp_closed() when the connection is gone.
  */
 void siw_qp_rx(struct siw_qp *qp, struct sock *sk);
