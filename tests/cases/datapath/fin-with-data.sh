@@ -15,7 +15,11 @@
 # h2 is black-holed, the client posts one small copied Send and
 # disconnects; the hole is removed and TCP's retransmission carries the
 # Send and the FIN in one segment (checked: a capture on veth2 must show
-# a FIN with payload), and the server must receive the Send.
+# a FIN with payload), and the server must receive the Send. A round
+# whose FIN came alone (on the debug kernel an early retransmission can
+# send the Send first) tests nothing: it is logged as a NOTICE and
+# another round runs; 3 rounds that set the race up are needed, at most
+# 6 rounds are run, and none set up fails the case.
 # timeout: 300
 # timeout-debug: 900
 source "$(dirname "$0")/../../lib/lib.sh"
@@ -34,13 +38,13 @@ par=/sys/module/siw/parameters/test_fin_delay_ms
 [[ -w $par ]] || fail "the loaded siw has no $par: not the test-hooks build"
 echo 30 >"$par"
 rdev_netns
-rounds=3 size=64
+want=3 maxrounds=6 size=64 setup=0
 ip netns exec h2 tcpdump -i veth2 -nn -l -U "tcp[tcpflags] & tcp-fin != 0 and dst host $H2_IP" \
 	>"$TMPD/fins.log" 2>"$TMPD/tcpdump.err" &
 tpid=$!
 on_exit "kill $tpid"
 wait_for 10 grep -q 'listening on' "$TMPD/tcpdump.err" || fail "tcpdump did not start: $(cat "$TMPD/tcpdump.err")"
-for r in $(seq "$rounds"); do
+for r in $(seq "$maxrounds"); do
 	port=$((18940 + r))
 	rm -f "$TMPD"/go.* "$TMPD/srv.log" "$TMPD/cli.log"
 	# connected, then the path h1 -> h2 black-holed (caselib.sh)
@@ -69,11 +73,17 @@ for r in $(seq "$rounds"); do
 	# the race was set up: the FIN this server got carried the Send
 	fin=$(grep -E "> $H2_IP\.$port: Flags \[F" "$TMPD/fins.log" | tail -n 1)
 	info "round $r: FIN at the server: ${fin:-none seen}"
-	[[ $fin =~ length\ ([0-9]+) ]] && ((BASH_REMATCH[1] > 0)) ||
-		fail "round $r: the server's FIN came without the Send (${fin:-no FIN captured}): the race was not set up"
+	if ! [[ $fin =~ length\ ([0-9]+) ]] || ((BASH_REMATCH[1] == 0)); then
+		notice "round $r: the server's FIN came without the Send (${fin:-no FIN captured}): the race was not set up; another round"
+		continue
+	fi
+	setup=$((setup + 1))
 	grep -qE '^# received 1 message\(s\)' "$TMPD/srv.log" ||
 		fail "round $r: the Send that came with the FIN was lost: $(grep '^# received' "$TMPD/srv.log" || echo 'no count')"
+	((setup < want)) || break
 done
+((setup > 0)) || fail "in none of $maxrounds rounds did the Send come with the FIN: the race was never set up"
+rounds=$r
 echo 0 >"$par"
 dmesg_problems_since "$m"
-echo "fin-with-data passed: $rounds rounds, each FIN carried the Send, each Send received"
+echo "fin-with-data passed: $rounds rounds, $setup with the Send in the FIN's segment, each of those Sends received"
