@@ -288,12 +288,6 @@ static void siw_sk_data_ready(struct sock *sk)
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
-/*
- * The state machine acts on a connect's end and on the peer's close,
- * reset or error; our own shutdown (inet_shutdown() calls this too) and
- * FIN_WAIT2 (the peer acknowledged our FIN) change nothing for it: no
- * work item (and context switch) for them.
- */
 #ifdef SIW_TEST_HOOKS
 /*
  * Test-only, built only with -DSIW_TEST_HOOKS (tests/run's hooks variant
@@ -319,6 +313,12 @@ static inline void siw_test_fin_delay(struct sock *sk)
 }
 #endif
 
+/*
+ * The state machine acts on a connect's end and on the peer's close,
+ * reset or error; our own shutdown (inet_shutdown() calls this too) and
+ * FIN_WAIT2 (the peer acknowledged our FIN) change nothing for it: no
+ * work item (and context switch) for them.
+ */
 static void siw_sk_state_change(struct sock *sk)
 {
 	struct siw_cep *cep;
