@@ -264,12 +264,13 @@ static struct notifier_block siw_netdev_nb = {
  * tests/cases/harness): lose allocations at load, so that the harness
  * proves its kmemleak checks catch a leak of ours. kmemleak is
  * conservative: any stale word in scanned memory equal to an object's
- * address hides it. In kmalloc-64 every object another user allocates
- * there after it was free may still hold a free-list pointer to one of
- * ours (no init-on-alloc, no free-list hardening in the debug kernel):
- * loads reported 0 to 8 of 8. So they come from a cache of their own,
- * which no one else allocates from and which a constructor keeps from
- * being merged (its free pointer then lies outside the object, too).
+ * address hides it, and kmemleak follows the words of what it hides. From
+ * kmalloc-64 (no init-on-alloc, no free-list hardening in the debug
+ * kernel) each of ours still held the free pointer to the next one taken,
+ * so one stale word hid the rest of the chain: loads reported 0 to 8 of 8.
+ * So they come from a zeroed cache of their own, which no one else
+ * allocates from and which a constructor keeps from being merged (its
+ * free pointer then lies outside the object, too).
  * Their addresses are kept inverted, which kmemleak does not take for
  * references, and freed at unload: one that was hidden at the harness's
  * scan cannot surface in a later check.

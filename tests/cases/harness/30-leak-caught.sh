@@ -6,11 +6,12 @@
 #  - kmemleak reports at least one of them, with siw_test_leak in its
 #    backtrace, and the kernel logged the "new suspected memory leaks" line
 #    that scripts/logscan.sh flags. kmemleak is conservative: a stale word
-#    equal to an object's address hides the object. From kmalloc-64 loads
-#    reported 0 to 8 of 8 (stale free-list pointers in other users'
-#    objects); from the build's own slab cache, 8 of 8 in 4 runs of 4
-#    (docs/testing.md, flakes). Fewer than 8 reported is a NOTICE with
-#    the count;
+#    equal to an object's address hides the object, and what the object
+#    points to. From kmalloc-64 loads reported 0 to 8 of 8 (each object
+#    still held SLUB's pointer to the next one: one stale word hid the
+#    chain); from the build's own zeroed slab cache, 8 of 8 (docs/testing.md,
+#    flakes). Fewer than 8 reported is a NOTICE with the count (a stale
+#    copy of one object's own address still hides that one);
 #  - the interop attribution (kmemleak_attribute ... reference, as on the
 #    guest running the reference) refuses it;
 #  - only the proof by the test-only function waives it (this case's own
