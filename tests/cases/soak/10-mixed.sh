@@ -34,13 +34,20 @@ if ! [[ $mins =~ ^[0-9]+$ ]] || ((mins == 0)); then fail "SIW_SOAK_MINUTES='$min
 seed=${SIW_DATACHECK_SEED:-$((RANDOM * 32768 + RANDOM))}
 info "soak: $mins min, seed $seed"
 
-# mem: "slab vmalloc used" in KiB, after dropping what can be dropped
+# mem: "slab vmalloc used" in KiB, after dropping what can be dropped,
+# then what "used" holds that is not ours to judge (logged, not checked;
+# used swung by 40 MB from round to round in a soak of 2026-12-06, with
+# no trend): anonymous pages, kernel stacks and page tables, percpu, and
+# TCP's memory (all namespaces, KiB) and orphaned sockets (/proc/net/sockstat)
 mem() {
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
-	awk '/^(MemTotal|MemFree|Buffers|Cached|SReclaimable|SUnreclaim|VmallocUsed):/ { v[$1] = $2 }
+	awk '/^(MemTotal|MemFree|Buffers|Cached|SReclaimable|SUnreclaim|VmallocUsed|AnonPages|KernelStack|PageTables|Percpu):/ { v[$1] = $2 }
+	     /^TCP: / { for (i = 2; i < NF; i++) t[$i] = $(i + 1) }
 	     END { print v["SUnreclaim:"], v["VmallocUsed:"],
-	           v["MemTotal:"] - v["MemFree:"] - v["Buffers:"] - v["Cached:"] - v["SReclaimable:"] }' /proc/meminfo
+	           v["MemTotal:"] - v["MemFree:"] - v["Buffers:"] - v["Cached:"] - v["SReclaimable:"],
+	           v["AnonPages:"], v["KernelStack:"] + v["PageTables:"], v["Percpu:"],
+	           t["mem"] * 4, t["orphan"] + 0 }' /proc/meminfo /proc/net/sockstat
 }
 
 # ours: QPs, CQs, MRs, PDs of our devices or cm_ids of the tools still
@@ -126,8 +133,8 @@ round() {
 # warm-up: every object type and slab cache once, then the baseline
 round 0 none
 wait_for 60 test -z "$(ours)" || { ours | head; fail "warm-up left objects listed"; }
-read -r s0 v0 u0 < <(mem)
-info "baseline: slab ${s0} KiB, vmalloc ${v0} KiB, used ${u0} KiB"
+read -r s0 v0 u0 a0 k0 p0 t0 o0 < <(mem)
+info "baseline: slab ${s0} KiB, vmalloc ${v0} KiB, used ${u0} KiB (of it anon ${a0}, stacks and page tables ${k0}, percpu ${p0}; TCP ${t0} KiB, ${o0} orphans)"
 faults=(flap loss kill none)
 end=$((SECONDS + mins * 60)) n=0
 # close_to: orderly closes of both devices that timed out so far (each
@@ -137,12 +144,12 @@ close_to() {
 	a=$(rdma_stat "$RDEV1" close_timeout) b=$(rdma_stat "$RDEV2" close_timeout)
 	if [[ -n $a && -n $b ]]; then echo $((a + b)); else echo '?'; fi
 }
-printf '# %6s %8s %10s %10s %10s %8s\n' round min slab_kB vmalloc_kB used_kB close_to
+printf '# %6s %8s %10s %10s %10s %8s %8s %8s %8s %8s %8s\n' round min slab_kB vmalloc_kB used_kB close_to anon_kB kst_kB pcpu_kB tcp_kB orphans
 while ((SECONDS < end)); do
 	n=$((n + 1))
 	round "$n" "${faults[n % 4]}"
-	read -r s v u < <(mem)
-	printf '# %6d %8d %10s %10s %10s %8s\n' "$n" $(((mins * 60 - end + SECONDS) / 60)) "$s" "$v" "$u" "$(close_to)"
+	read -r s v u ma mk mp mt mo < <(mem)
+	printf '# %6d %8d %10s %10s %10s %8s %8s %8s %8s %8s %8s\n' "$n" $(((mins * 60 - end + SECONDS) / 60)) "$s" "$v" "$u" "$(close_to)" "$ma" "$mk" "$mp" "$mt" "$mo"
 done
 ((n >= 4)) || fail "only $n rounds in $mins min: every fault must have run at least once"
 
@@ -154,11 +161,11 @@ fi
 # on their way: up to 30 s for the figures to come within the margins (the
 # checks below fail on what is left then)
 within() {
-	read -r s1 v1 u1 < <(mem)
+	read -r s1 v1 u1 a1 k1 p1 t1 o1 < <(mem)
 	((s1 - s0 <= SOAK_SLAB_KB && v1 - v0 <= SOAK_VMALLOC_KB && u1 - u0 <= SOAK_USED_KB))
 }
 wait_for 30 within || info "memory still above a margin after 30 s"
-info "after $n rounds: slab ${s1} KiB ($((s1 - s0)) KiB), vmalloc ${v1} KiB ($((v1 - v0))), used ${u1} KiB ($((u1 - u0)))"
+info "after $n rounds: slab ${s1} KiB ($((s1 - s0)) KiB), vmalloc ${v1} KiB ($((v1 - v0))), used ${u1} KiB ($((u1 - u0)); of it anon ${a1}, stacks and page tables ${k1}, percpu ${p1}; TCP ${t1} KiB, ${o1} orphans)"
 ((s1 - s0 <= SOAK_SLAB_KB)) || fail "unreclaimable slab grew by $((s1 - s0)) KiB (margin $SOAK_SLAB_KB) over $n rounds"
 ((v1 - v0 <= SOAK_VMALLOC_KB)) || fail "vmalloc grew by $((v1 - v0)) KiB (margin $SOAK_VMALLOC_KB) over $n rounds"
 ((u1 - u0 <= SOAK_USED_KB)) || fail "used memory grew by $((u1 - u0)) KiB (margin $SOAK_USED_KB) over $n rounds"
