@@ -18,8 +18,9 @@
 # a FIN with payload), and the server must receive the Send. A round
 # whose FIN came alone (on the debug kernel an early retransmission can
 # send the Send first) tests nothing: it is logged as a NOTICE and
-# another round runs; 3 rounds that set the race up are needed, at most
-# 6 rounds are run, and none set up fails the case.
+# another round runs. The case stops after 3 rounds that set the race
+# up, runs at most 6, and fails if none did (each round that did must
+# have received its Send).
 # timeout: 300
 # timeout-debug: 900
 source "$(dirname "$0")/../../lib/lib.sh"
