@@ -14,10 +14,13 @@
 # Memory: sampled after a warm-up round and after the last (all processes
 # gone, page cache and slab caches dropped, as far as RCU lets): the
 # unreclaimable slab, vmalloc and the kernel's used pages (MemTotal -
-# MemFree - Buffers - Cached - SReclaimable) may not grow by more than
+# MemFree - Buffers - Cached - SReclaimable, less the free pages parked on
+# the per-CPU lists, which MemFree leaves out) may not grow by more than
 # SOAK_SLAB_KB, SOAK_VMALLOC_KB and SOAK_USED_KB (below; a round's own
-# objects are a few hundred KiB). Then rdma res show lists nothing of ours,
-# kmemleak (debug kernel) finds nothing and the kernel log is clean.
+# objects are a few hundred KiB), and no user page may still be pinned
+# (an MR's pages are pinned until its release). Then rdma res show lists
+# nothing of ours, kmemleak (debug kernel) finds nothing and the kernel log
+# is clean.
 # Its own command: tests/run --tier soak; --full runs it on stock.
 # timeout: 3000
 # timeout-debug: 3600
@@ -28,26 +31,37 @@ need_cmd tc
 need_tool siw_manyconn
 need_tool siw_churn
 faults_begin
-SOAK_SLAB_KB=4096 SOAK_VMALLOC_KB=2048 SOAK_USED_KB=16384
+SOAK_SLAB_KB=4096 SOAK_VMALLOC_KB=2048 SOAK_USED_KB=8192
 mins=${SIW_SOAK_MINUTES:-30}
 if ! [[ $mins =~ ^[0-9]+$ ]] || ((mins == 0)); then fail "SIW_SOAK_MINUTES='$mins' is not a positive number"; fi
 seed=${SIW_DATACHECK_SEED:-$((RANDOM * 32768 + RANDOM))}
 info "soak: $mins min, seed $seed"
 
-# mem: "slab vmalloc used" in KiB, after dropping what can be dropped,
-# then what "used" holds that is not ours to judge (logged, not checked;
-# used swung by 40 MB from round to round in a soak of 2026-12-06, with
-# no trend): anonymous pages, kernel stacks and page tables, percpu, and
-# TCP's memory (all namespaces, KiB) and orphaned sockets (/proc/net/sockstat)
+# mem: "slab vmalloc used" in KiB, after dropping what can be dropped
+# ("used" without the per-CPU lists' free pages: counted in, it swung by
+# 40 MB from round to round in soaks of 2026-12-06, all of it those lists),
+# then what "used" holds that is logged, not checked: anonymous pages,
+# kernel stacks and page tables, percpu, TCP's memory (all namespaces, KiB)
+# and orphaned sockets (/proc/net/sockstat); then the per-CPU lists' free
+# pages (/proc/zoneinfo) and the user pages still pinned (FOLL_PIN, e.g. by
+# MRs whose release is deferred; /proc/vmstat), both KiB
 mem() {
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
-	awk '/^(MemTotal|MemFree|Buffers|Cached|SReclaimable|SUnreclaim|VmallocUsed|AnonPages|KernelStack|PageTables|Percpu):/ { v[$1] = $2 }
-	     /^TCP: / { for (i = 2; i < NF; i++) t[$i] = $(i + 1) }
+	# fold every CPU's pending counter deltas in first: unfolded, the
+	# pinned figure read -52 KiB after a round (2026-12-06), so it was off
+	echo 1 >/proc/sys/vm/stat_refresh
+	awk -v kb="$(($(getconf PAGESIZE) / 1024))" '
+	     FILENAME ~ /meminfo/ && /^(MemTotal|MemFree|Buffers|Cached|SReclaimable|SUnreclaim|VmallocUsed|AnonPages|KernelStack|PageTables|Percpu):/ { v[$1] = $2 }
+	     FILENAME ~ /sockstat/ && /^TCP: / { for (i = 2; i < NF; i++) t[$i] = $(i + 1) }
+	     FILENAME ~ /zoneinfo/ && $1 == "count:" { pcp += $2 }
+	     FILENAME ~ /vmstat/ && /^nr_foll_pin_(acquired|released) / { f[$1] = $2 }
 	     END { print v["SUnreclaim:"], v["VmallocUsed:"],
-	           v["MemTotal:"] - v["MemFree:"] - v["Buffers:"] - v["Cached:"] - v["SReclaimable:"],
+	           v["MemTotal:"] - v["MemFree:"] - v["Buffers:"] - v["Cached:"] - v["SReclaimable:"] - pcp * kb,
 	           v["AnonPages:"], v["KernelStack:"] + v["PageTables:"], v["Percpu:"],
-	           t["mem"] * 4, t["orphan"] + 0 }' /proc/meminfo /proc/net/sockstat
+	           t["mem"] * kb, t["orphan"] + 0, pcp * kb,
+	           (f["nr_foll_pin_acquired"] - f["nr_foll_pin_released"]) * kb }' \
+		/proc/meminfo /proc/net/sockstat /proc/zoneinfo /proc/vmstat
 }
 
 # ours: QPs, CQs, MRs, PDs of our devices or cm_ids of the tools still
@@ -133,8 +147,8 @@ round() {
 # warm-up: every object type and slab cache once, then the baseline
 round 0 none
 wait_for 60 test -z "$(ours)" || { ours | head; fail "warm-up left objects listed"; }
-read -r s0 v0 u0 a0 k0 p0 t0 o0 < <(mem)
-info "baseline: slab ${s0} KiB, vmalloc ${v0} KiB, used ${u0} KiB (of it anon ${a0}, stacks and page tables ${k0}, percpu ${p0}; TCP ${t0} KiB, ${o0} orphans)"
+read -r s0 v0 u0 a0 k0 p0 t0 o0 c0 f0 < <(mem)
+info "baseline: slab ${s0} KiB, vmalloc ${v0} KiB, used ${u0} KiB (of it anon ${a0}, stacks and page tables ${k0}, percpu ${p0}; TCP ${t0} KiB, ${o0} orphans; per-CPU lists' free pages ${c0} KiB not counted), pinned ${f0} KiB"
 faults=(flap loss kill none)
 end=$((SECONDS + mins * 60)) n=0
 # close_to: orderly closes of both devices that timed out so far (each
@@ -144,12 +158,12 @@ close_to() {
 	a=$(rdma_stat "$RDEV1" close_timeout) b=$(rdma_stat "$RDEV2" close_timeout)
 	if [[ -n $a && -n $b ]]; then echo $((a + b)); else echo '?'; fi
 }
-printf '# %6s %8s %10s %10s %10s %8s %8s %8s %8s %8s %8s\n' round min slab_kB vmalloc_kB used_kB close_to anon_kB kst_kB pcpu_kB tcp_kB orphans
+printf '# %6s %8s %10s %10s %10s %8s %8s %8s %8s %8s %8s %8s %8s\n' round min slab_kB vmalloc_kB used_kB close_to anon_kB kst_kB pcpu_kB tcp_kB orphans pcplst_kB pinned_kB
 while ((SECONDS < end)); do
 	n=$((n + 1))
 	round "$n" "${faults[n % 4]}"
-	read -r s v u ma mk mp mt mo < <(mem)
-	printf '# %6d %8d %10s %10s %10s %8s %8s %8s %8s %8s %8s\n' "$n" $(((mins * 60 - end + SECONDS) / 60)) "$s" "$v" "$u" "$(close_to)" "$ma" "$mk" "$mp" "$mt" "$mo"
+	read -r s v u ma mk mp mt mo mc mf < <(mem)
+	printf '# %6d %8d %10s %10s %10s %8s %8s %8s %8s %8s %8s %8s %8s\n' "$n" $(((mins * 60 - end + SECONDS) / 60)) "$s" "$v" "$u" "$(close_to)" "$ma" "$mk" "$mp" "$mt" "$mo" "$mc" "$mf"
 done
 ((n >= 4)) || fail "only $n rounds in $mins min: every fault must have run at least once"
 
@@ -161,14 +175,15 @@ fi
 # on their way: up to 30 s for the figures to come within the margins (the
 # checks below fail on what is left then)
 within() {
-	read -r s1 v1 u1 a1 k1 p1 t1 o1 < <(mem)
-	((s1 - s0 <= SOAK_SLAB_KB && v1 - v0 <= SOAK_VMALLOC_KB && u1 - u0 <= SOAK_USED_KB))
+	read -r s1 v1 u1 a1 k1 p1 t1 o1 c1 f1 < <(mem)
+	((s1 - s0 <= SOAK_SLAB_KB && v1 - v0 <= SOAK_VMALLOC_KB && u1 - u0 <= SOAK_USED_KB && f1 <= f0))
 }
 wait_for 30 within || info "memory still above a margin after 30 s"
-info "after $n rounds: slab ${s1} KiB ($((s1 - s0)) KiB), vmalloc ${v1} KiB ($((v1 - v0))), used ${u1} KiB ($((u1 - u0)); of it anon ${a1}, stacks and page tables ${k1}, percpu ${p1}; TCP ${t1} KiB, ${o1} orphans)"
+info "after $n rounds: slab ${s1} KiB ($((s1 - s0)) KiB), vmalloc ${v1} KiB ($((v1 - v0))), used ${u1} KiB ($((u1 - u0)); of it anon ${a1}, stacks and page tables ${k1}, percpu ${p1}; TCP ${t1} KiB, ${o1} orphans; per-CPU lists' free pages ${c1} KiB not counted), pinned ${f1} KiB"
 ((s1 - s0 <= SOAK_SLAB_KB)) || fail "unreclaimable slab grew by $((s1 - s0)) KiB (margin $SOAK_SLAB_KB) over $n rounds"
 ((v1 - v0 <= SOAK_VMALLOC_KB)) || fail "vmalloc grew by $((v1 - v0)) KiB (margin $SOAK_VMALLOC_KB) over $n rounds"
 ((u1 - u0 <= SOAK_USED_KB)) || fail "used memory grew by $((u1 - u0)) KiB (margin $SOAK_USED_KB) over $n rounds"
+((f1 <= f0)) || fail "$((f1 - f0)) KiB of user pages still pinned (baseline ${f0} KiB) after every process ended"
 dmesg_problems_since "$FAULT_MARK"
 kmemleak_scan_check || fail "kmemleak after the soak: $KMEMLEAK_WHY"
 echo "soak passed: $n rounds in $mins min (faults: link flap, loss, client killed), memory flat within margins, seed $seed"
