@@ -25,6 +25,10 @@
 #   profile  perf record -a -g during ib_write/read/send_bw (ours) and
 #            iperf3 -> $SIW_BENCH_OUT/profile-*.txt (not in the default
 #            list: scripts/bench.sh --profile)
+#   proflat  CPU per 64 B write, send and read round trip by symbol (perf
+#            record -a), ours and ref taking turns, SIW_BENCH_PROF_ROUNDS
+#            (3) rounds -> profile-lat-IMPL-OP-rN.txt, proflat.tsv (not in
+#            the default list: scripts/bench.sh --proflat)
 #   hops     scheduler/work queue/softirq events per connection and per
 #            64 B round trip (ours, ref) -> profile-hops-*.txt (not in the
 #            default list: scripts/bench.sh --hops)
@@ -52,7 +56,7 @@ log() { echo "bench: $*"; }
 mkdir -p "$(dirname "$raw")"
 printf 'impl\ttest\trep\tstatus\tvalue\tvalue2\tbytes\tcpu_total_s\tcpu_kernel_s\twall_s\tsteady_kernel_ms\tsteady_total_ms\n' >"$raw"
 printf 'impl\tkind\tn\tslab_kb\tvmalloc_kb\tpagetables_kb\tpercpu_kb\tmemfree_drop_kb\n' >"$out/mem.tsv"
-rm -f "$out"/profile-*.txt
+rm -f "$out"/profile-*.txt "$out/proflat.tsv"
 
 # /proc/stat "cpu" line -> "busy kernel" in jiffies (USER_HZ)
 cpu_now() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9, $4 + $7 + $8; exit }' /proc/stat; }
@@ -459,30 +463,57 @@ bench_profile() {
 tcp_segs() {
 	ip netns exec "$1" awk '$1 == "Tcp:" && $2 ~ /^[0-9]/ { print $12, $11 }' /proc/net/snmp
 }
-# bench_profile_lat IMPL: where the CPU of a 64 B RDMA Write round trip goes,
-# to set ours beside the reference: perf record -a (no call graphs) during a
-# long siw_lat write run -> profile-lat-IMPL.txt, each symbol's share as CPU
-# microseconds per round trip (samples / sampling rate / round trips, both
-# vCPUs summed; the idle loop left out)
+# bench_profile_lat IMPL [OP [TAG]]: where the CPU of a 64 B round trip
+# (OP: write, the default, send or read) goes, to set ours beside the
+# reference: perf record -a (no call graphs) during a long siw_lat run ->
+# profile-lat-IMPL.txt (write) or profile-lat-IMPL-OP[TAG].txt, each
+# symbol's share as CPU microseconds per round trip (samples / sampling
+# rate / round trips, both vCPUs summed; the idle loop left out); its
+# summary line also goes to proflat.tsv
 bench_profile_lat() {
 	perf_ready || return
-	local n f=1999 s1 s2 e1 e2
-	n=$(sc 20000)
+	local op=${2:-write} n f=1999 s1 s2 e1 e2 file
+	file=$out/profile-lat-$1.txt
+	[[ -z ${2:-} ]] || file=$out/profile-lat-$1-$op${3:-}.txt
+	if [[ $op == read ]]; then n=$(sc 20000); else n=$(sc 40000); fi
 	read -ra s1 < <(tcp_segs h1)
 	read -ra s2 < <(tcp_segs h2)
 	LAT_WRAP="perf record -q -a -e cpu-clock -F $f -o /tmp/perf.data --" LAT_N=$n \
-		mono_lat "prof_$1" 1 write
+		mono_lat "prof_$1" 1 "$op"
 	read -ra e1 < <(tcp_segs h1)
 	read -ra e2 < <(tcp_segs h2)
 	perf_report_flat
 	{
-		echo "# $1-write_lat_64: perf record -a -e cpu-clock -F $f during $n siw_lat write round trips (64 B)"
+		echo "# $1-${op}_lat_64${3:-}: perf record -a -e cpu-clock -F $f during $n siw_lat $op round trips (64 B)"
 		awk -v a=$((e1[0] - s1[0])) -v b=$((e2[0] - s2[0])) -v n="$n" -v l="$(grep -F "prof_$1" "$raw" | tail -n 1 | cut -f5)" \
-			'BEGIN { printf "TCP segments per round trip: client to server %.2f, server to client %.2f; p50 half round trip under perf %s us\n", a / n, b / n, l }'
+			'BEGIN { printf "TCP segments per round trip: client to server %.2f, server to client %.2f; p50 under perf %s us (siw_lat: half a round trip, a whole one for read)\n", a / n, b / n, l }'
 		perf_per_op "$n" $f "round trip"
-	} >"$out/profile-lat-$1.txt"
-	log "profile lat $1: $(sed -n 2,3p "$out/profile-lat-$1.txt" | tr '\n' ' ')"
+	} >"$file"
+	log "profile lat $1 $op${3:-}: $(sed -n 2,3p "$file" | tr '\n' ' ')"
+	# impl op tag p50 busy kernel siw idle (us per round trip)
+	awk -v i="$1" -v o="$op" -v t="${3:--}" 'NR == 2 { for (k = 1; k <= NF; k++) if ($k == "under") p = $(k + 2) }
+		NR == 3 { gsub(/[(),;]/, " "); print i, o, t, p, $1, $11, $16, $18 }' "$file" >>"$out/proflat.tsv"
 	rm -f /tmp/perf.data /tmp/perf-report.txt
+}
+# bench_proflat: the CPU of a 64 B write, send and read round trip, ours
+# and the kernel's siw taking turns (SIW_BENCH_PROF_ROUNDS rounds, 3), so
+# that drift within the boot falls on both: profile-lat-IMPL-OP-rN.txt and
+# a line per run in proflat.tsv
+bench_proflat() {
+	perf_ready || return
+	local r impl op
+	for r in $(seq "${SIW_BENCH_PROF_ROUNDS:-3}"); do
+		for impl in $impls; do
+			[[ $impl == ours || $impl == ref ]] || continue
+			impl_up "$impl" quiet || continue
+			for op in write send read; do
+				bench_profile_lat "$impl" "$op" "-r$r"
+			done
+			impl_down "$impl"
+		done
+	done
+	log "proflat (impl op round p50_us busy_us kernel_us siw_us idle_us per round trip):"
+	sed 's/^/bench:   /' "$out/proflat.tsv"
 }
 # perf_report_flat: /tmp/perf.data -> /tmp/perf-report.txt, one line per
 # symbol: "  12.34%  123  [kernel.kallsyms]  [k] sym" (percent, samples,
@@ -883,6 +914,11 @@ if has cm; then
 	ts=$SECONDS
 	bench_cm_turns
 	log "phase cm ($cm_rounds rounds, implementations taking turns) took $((SECONDS - ts)) s"
+fi
+if has proflat; then
+	ts=$SECONDS
+	bench_proflat
+	log "phase proflat (${SIW_BENCH_PROF_ROUNDS:-3} rounds, ours and ref taking turns) took $((SECONDS - ts)) s"
 fi
 for impl in $impls; do
 	ts=$SECONDS

@@ -16,6 +16,9 @@
 #                 and system call events per connection, per 64 B round
 #                 trip and per 64 B message of a perftest stream, ours and
 #                 the reference siw (rxe: the stream) (build/bench-hops/)
+#   --proflat     only the proflat phase: CPU per 64 B write, send and read
+#                 round trip by symbol, ours and the reference siw taking
+#                 turns (3 rounds; build/bench-proflat/, proflat.tsv)
 #   --reps N      repetitions per main-table measurement, median reported (3)
 #   --scale F     multiply the perftest iteration counts by F (1)
 #   --phases P    guest phases to run (default all; see bench-guest.sh)
@@ -47,6 +50,7 @@ while (($#)); do
 	--quick) quick=1 reps=1 scale=0.3; shift ;;
 	--profile) phases=profile impls="tcp ours ref"; shift ;;
 	--hops) phases=hops impls="ours ref rxe"; shift ;;
+	--proflat) phases=proflat impls="ours ref"; shift ;;
 	--phases) phases=$2; shift 2 ;;
 	--reps) reps=$2; shift 2 ;;
 	--scale) scale=$2; shift 2 ;;
@@ -55,7 +59,7 @@ while (($#)); do
 	--base) base=$2; shift 2 ;;
 	--table-only) table_only=$2; shift 2 ;;
 	--clock) clock=$2; shift 2 ;;
-	-h | --help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -67,6 +71,7 @@ esac
 out=$top/build/bench
 [[ $phases == profile ]] && out=$top/build/bench-profile
 [[ $phases == hops ]] && out=$top/build/bench-hops
+[[ $phases == proflat ]] && out=$top/build/bench-proflat
 mkdir -p "$out"
 kver=$(scripts/kernels.sh kver stock)
 raw=$out/raw.tsv meta=$out/meta.txt
@@ -139,8 +144,8 @@ s = s[:a] + f'<!-- {n}:begin -->\n' + open(r).read() + s[b:]
 open(d, 'w').write(s)
 PY
 	}
-	# a profile-only run leaves the tables alone
-	if [[ $phases != profile ]]; then
+	# a profile, proflat or hops run leaves the tables alone
+	if [[ $phases != profile && $phases != proflat && $phases != hops ]]; then
 		put bench "$out/results.md"
 		for f in sweep qps; do [[ -s $out/$f.svg ]] && cp "$out/$f.svg" "docs/bench-$f.svg"; done
 	fi
