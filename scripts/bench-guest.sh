@@ -25,10 +25,11 @@
 #   profile  perf record -a -g during ib_write/read/send_bw (ours) and
 #            iperf3 -> $SIW_BENCH_OUT/profile-*.txt (not in the default
 #            list: scripts/bench.sh --profile)
-#   proflat  CPU per 64 B write, send and read round trip by symbol (perf
-#            record -a), ours and ref taking turns, SIW_BENCH_PROF_ROUNDS
-#            (3) rounds -> profile-lat-IMPL-OP-rN.txt, proflat.tsv (not in
-#            the default list: scripts/bench.sh --proflat)
+#   proflat  CPU per 64 B write, send and read round trip and per
+#            connection by symbol (perf record -a), ours and ref taking
+#            turns, SIW_BENCH_PROF_ROUNDS (3) rounds ->
+#            profile-lat-IMPL-OP-rN.txt, profile-cm-IMPL-rN.txt,
+#            proflat.tsv (not in the default list: scripts/bench.sh --proflat)
 #   hops     scheduler/work queue/softirq events per connection and per
 #            64 B round trip (ours, ref) -> profile-hops-*.txt (not in the
 #            default list: scripts/bench.sh --hops)
@@ -463,6 +464,12 @@ bench_profile() {
 tcp_segs() {
 	ip netns exec "$1" awk '$1 == "Tcp:" && $2 ~ /^[0-9]/ { print $12, $11 }' /proc/net/snmp
 }
+# proflat_awk: awk function printing a proflat.tsv line from perf_per_op's
+# summary line (the current record)
+proflat_awk='function proflat_line(i, o, t, p,  k, ke, sw) {
+	gsub(/[(),;]/, " ")
+	for (k = 1; k <= NF; k++) { if ($k == "kernel") ke = $(k + 1); if ($k == "functions") sw = $(k + 1) }
+	print i, o, t, p, $1, ke, sw, $NF }'
 # bench_profile_lat IMPL [OP [TAG]]: where the CPU of a 64 B round trip
 # (OP: write, the default, send or read) goes, to set ours beside the
 # reference: perf record -a (no call graphs) during a long siw_lat run ->
@@ -492,13 +499,14 @@ bench_profile_lat() {
 	log "profile lat $1 $op${3:-}: $(sed -n 2,3p "$file" | tr '\n' ' ')"
 	# impl op tag p50 busy kernel siw idle (us per round trip)
 	awk -v i="$1" -v o="$op" -v t="${3:--}" 'NR == 2 { for (k = 1; k <= NF; k++) if ($k == "under") p = $(k + 2) }
-		NR == 3 { gsub(/[(),;]/, " "); print i, o, t, p, $1, $11, $16, $18 }' "$file" >>"$out/proflat.tsv"
+		NR == 3 { proflat_line(i, o, t, p) }'" $proflat_awk" "$file" >>"$out/proflat.tsv"
 	rm -f /tmp/perf.data /tmp/perf-report.txt
 }
-# bench_proflat: the CPU of a 64 B write, send and read round trip, ours
-# and the kernel's siw taking turns (SIW_BENCH_PROF_ROUNDS rounds, 3), so
-# that drift within the boot falls on both: profile-lat-IMPL-OP-rN.txt and
-# a line per run in proflat.tsv
+# bench_proflat: the CPU of a 64 B write, send and read round trip and of
+# a connection, ours and the kernel's siw taking turns
+# (SIW_BENCH_PROF_ROUNDS rounds, 3), so that drift within the boot falls
+# on both: profile-lat-IMPL-OP-rN.txt, profile-cm-IMPL-rN.txt and a line
+# per run in proflat.tsv (us per round trip or per connection)
 bench_proflat() {
 	perf_ready || return
 	local r impl op
@@ -509,10 +517,11 @@ bench_proflat() {
 			for op in write send read; do
 				bench_profile_lat "$impl" "$op" "-r$r"
 			done
+			bench_profile_cm "$impl" $H2 "-r$r"
 			impl_down "$impl"
 		done
 	done
-	log "proflat (impl op round p50_us busy_us kernel_us siw_us idle_us per round trip):"
+	log "proflat (impl op round p50 busy_us kernel_us siw_us idle_us per round trip or connection; p50: siw_lat's in us, the connect median in ms):"
 	sed 's/^/bench:   /' "$out/proflat.tsv"
 }
 # perf_report_flat: /tmp/perf.data -> /tmp/perf-report.txt, one line per
@@ -540,23 +549,26 @@ perf_per_op() {
 			for (j = 1; j <= m && j <= 15; j++) print own[j]
 		}' /tmp/perf-report.txt
 }
-# bench_profile_cm IMPL SERVER_IP: where the CPU of a connection goes (h1
-# connects to h2): perf record -a during siw_cmrate -> profile-cm-IMPL.txt,
-# CPU microseconds per connection (connect, disconnect, QP create and
-# destroy, both ends) per symbol
+# bench_profile_cm IMPL SERVER_IP [TAG]: where the CPU of a connection goes
+# (h1 connects to h2): perf record -a during siw_cmrate ->
+# profile-cm-IMPL[TAG].txt, CPU microseconds per connection (connect,
+# disconnect, QP create and destroy, both ends) per symbol; with TAG its
+# summary also goes to proflat.tsv (p50: the connect median, ms)
 bench_profile_cm() {
 	perf_ready || return
-	local n=$((cm_n / 2)) f=999
+	local n=$((cm_n / 2)) f=999 file=$out/profile-cm-$1${3:-}.txt
 	CM_WRAP="perf record -q -a -e cpu-clock -F $f -o /tmp/perf.data --" CM_N=$n \
 		bench_cm "prof_$1" h1 h2 "$2"
 	[[ -n $cm_line ]] || return
 	perf_report_flat
 	{
-		echo "# $1-connect: perf record -a -e cpu-clock -F $f during $n rdma_cm connections (siw_cmrate rate: connect, disconnect, QP and CQ create and destroy, both ends)"
+		echo "# $1-connect${3:-}: perf record -a -e cpu-clock -F $f during $n rdma_cm connections (siw_cmrate rate: connect, disconnect, QP and CQ create and destroy, both ends)"
 		echo "$cm_line (connections, seconds, per second, connect median and p90 in ms) under perf"
 		perf_per_op "$n" $f connection
-	} >"$out/profile-cm-$1.txt"
-	log "profile cm $1: $(sed -n 2,3p "$out/profile-cm-$1.txt" | tr '\n' ' ')"
+	} >"$file"
+	log "profile cm $1${3:-}: $(sed -n 2,3p "$file" | tr '\n' ' ')"
+	[[ -z ${3:-} ]] || awk -v i="$1" -v t="$3" 'NR == 2 { p = $6 }
+		NR == 3 { proflat_line(i, "connect", t, p) }'" $proflat_awk" "$file" >>"$out/proflat.tsv"
 	rm -f /tmp/perf.data /tmp/perf-report.txt
 }
 # bench_hops IMPL: the hand-offs a connection, a 64 B round trip and a

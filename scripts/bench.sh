@@ -17,8 +17,8 @@
 #                 trip and per 64 B message of a perftest stream, ours and
 #                 the reference siw (rxe: the stream) (build/bench-hops/)
 #   --proflat     only the proflat phase: CPU per 64 B write, send and read
-#                 round trip by symbol, ours and the reference siw taking
-#                 turns (3 rounds; build/bench-proflat/, proflat.tsv)
+#                 round trip and per connection by symbol, ours and the
+#                 reference siw taking turns (3 rounds; build/bench-proflat/)
 #   --reps N      repetitions per main-table measurement, median reported (3)
 #   --scale F     multiply the perftest iteration counts by F (1)
 #   --phases P    guest phases to run (default all; see bench-guest.sh)
