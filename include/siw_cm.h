@@ -40,6 +40,7 @@ struct siw_cep {
 	struct mutex mtx;		/* serializes the state machine */
 	enum siw_cep_state state;
 	unsigned long events;		/* SIW_EV_* bits */
+	unsigned long deferred;		/* bit 0: the work left its step to the mutex's holder */
 	struct workqueue_struct *wq;	/* its device's, siw_cm_wq_of() */
 	struct work_struct work;
 	struct delayed_work timer;
@@ -99,6 +100,7 @@ unsigned int siw_cm_mpa_timeout(void);
 struct siw_cep *siw_cep_alloc(struct siw_device *sdev);
 void siw_cep_put(struct siw_cep *cep);
 void siw_cep_kick(struct siw_cep *cep, int ev);
+void siw_cep_unlock(struct siw_cep *cep);
 void siw_cep_kick_all(struct net *net, int ev);
 void siw_cep_arm(struct siw_cep *cep, unsigned int ms);
 void siw_cep_set_state(struct siw_cep *cep, enum siw_cep_state s);

@@ -7,8 +7,8 @@
  * the device by a bare siw_device with a reference count. Covered:
  * CONNECTING -> AWAIT_REPLY -> CLOSED (reject, bad reply, timeout, kill),
  * CONNECTING -> CLOSED (refused), AWAIT_REQUEST -> CLOSED (refused with an
- * MPA reply, timeout, peer gone), and that a closed endpoint ignores
- * every event.
+ * MPA reply, timeout, peer gone), that a closed endpoint ignores every
+ * event, and that the work leaves its events to a holder of the mutex.
  */
 #include <kunit/test.h>
 #include <linux/kthread.h>
@@ -83,7 +83,7 @@ static bool cmt_wait_closed(struct cmt *t)
 		msleep(CMT_STEP_MS);
 	}
 	mutex_lock(&t->cep->mtx);
-	mutex_unlock(&t->cep->mtx);
+	siw_cep_unlock(t->cep);
 	return t->cep->state == SIW_CEP_CLOSED;
 }
 
@@ -235,6 +235,7 @@ static void cmt_connect(struct cmt *t, struct sockaddr_storage *to, u8 rev)
 {
 	struct kunit *test = t->test;
 	struct siw_cep *cep;
+	bool sock;
 
 	cep = siw_cep_alloc(t->sdev);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(cep));
@@ -263,8 +264,13 @@ static void cmt_connect(struct cmt *t, struct sockaddr_storage *to, u8 rev)
 		siw_cep_arm(cep, 5000);
 		siw_cep_kick(cep, SIW_EV_SOCK);
 	}
-	mutex_unlock(&cep->mtx);
-	KUNIT_ASSERT_NOT_NULL(test, cep->sock);
+	/*
+	 * Read before letting go: the unlock may run the step the kick's
+	 * work left to it, and a refused connect closes the socket there.
+	 */
+	sock = cep->sock;
+	siw_cep_unlock(cep);
+	KUNIT_ASSERT_TRUE(test, sock);
 }
 
 /* Connect to lsock, accept, and check the MPA v2 request it sent. */
@@ -323,6 +329,46 @@ static void siw_test_cep_active_reject(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, cmt_read(t, buf, 1), 0);
 }
 
+/*
+ * The work finds the endpoint held, as by a connect or accept call that
+ * drives the handshake itself: it leaves the event to the holder instead
+ * of waiting (or spinning) for the mutex, and the holder's
+ * siw_cep_unlock() runs the step before it lets go.
+ */
+static void siw_test_cep_busy_holder(struct kunit *test)
+{
+	struct cmt *t = cmt_new(test);
+	bool left = false;
+	u8 buf[64];
+	size_t len;
+	int i;
+
+	cmt_connect_v2(t);
+	mutex_lock(&t->cep->mtx);
+	len = cmt_frame(buf, MPA_KEY_REP,
+			MPA_FLAG_REJECT | MPA_FLAG_ENHANCED | MPA_REVISION_2,
+			true, 0, 0, "no");
+	KUNIT_ASSERT_EQ(test, cmt_send(t, buf, len), (int)len);
+	/* the reply's data-ready queued the work, which must not wait */
+	for (i = 0; i < CMT_WAIT_MS / CMT_STEP_MS && !left; i++) {
+		left = test_bit(0, &t->cep->deferred);
+		if (!left)
+			msleep(CMT_STEP_MS);
+	}
+	KUNIT_EXPECT_TRUE(test, left);
+	if (left)
+		flush_work(&t->cep->work);	/* returns: the work did */
+	KUNIT_EXPECT_EQ(test, t->cep->state, SIW_CEP_AWAIT_REPLY);
+	KUNIT_EXPECT_EQ(test, t->nevents, 0);
+
+	siw_cep_unlock(t->cep);
+	/* the step ran within the unlock, not in a work item after it */
+	KUNIT_EXPECT_EQ(test, t->nevents, 1);
+	KUNIT_EXPECT_EQ(test, t->cep->state, SIW_CEP_CLOSED);
+	cmt_expect_failed(t, -ECONNREFUSED);
+	KUNIT_EXPECT_FALSE(test, test_bit(0, &t->cep->deferred));
+}
+
 static void siw_test_cep_active_bad_reply(struct kunit *test)
 {
 	struct cmt *t = cmt_new(test);
@@ -367,7 +413,7 @@ static void siw_test_cep_active_timeout(struct kunit *test)
 	cmt_connect_v2(t);
 	mutex_lock(&t->cep->mtx);
 	siw_cep_arm(t->cep, 20);
-	mutex_unlock(&t->cep->mtx);
+	siw_cep_unlock(t->cep);
 	cmt_expect_failed(t, -ETIMEDOUT);
 }
 
@@ -450,7 +496,7 @@ static void cmt_passive(struct cmt *t)
 	siw_cep_arm(cep, 5000);
 	siw_cep_hook(cep, NULL);
 	siw_cep_kick(cep, SIW_EV_SOCK);
-	mutex_unlock(&cep->mtx);
+	siw_cep_unlock(cep);
 }
 
 /* One failed connection on the passive side: no event reaches iw_cm. */
@@ -533,7 +579,7 @@ static void siw_test_cep_passive_timeout(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, cmt_send(t, req, 10), 10);
 	mutex_lock(&t->cep->mtx);
 	siw_cep_arm(t->cep, 20);
-	mutex_unlock(&t->cep->mtx);
+	siw_cep_unlock(t->cep);
 	cmt_expect_dropped(t);
 	KUNIT_EXPECT_EQ(test, cmt_read(t, buf, 1), -ECONNRESET);
 }
@@ -611,6 +657,7 @@ static void siw_test_cep_kick_all_last_put(struct kunit *test)
 
 static struct kunit_case siw_cm_cases[] = {
 	KUNIT_CASE(siw_test_cep_active_reject),
+	KUNIT_CASE(siw_test_cep_busy_holder),
 	KUNIT_CASE(siw_test_cep_active_bad_reply),
 	KUNIT_CASE(siw_test_cep_active_newer_rev),
 	KUNIT_CASE(siw_test_cep_active_timeout),
