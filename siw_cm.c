@@ -1584,12 +1584,16 @@ static bool siw_cep_lock_work(struct siw_cep *cep)
 	set_bit(0, &cep->deferred);
 	/* pairs with siw_cep_unlock(): it sees the bit or we get the mutex */
 	smp_mb__after_atomic();
-	return mutex_trylock(&cep->mtx);
+	if (!mutex_trylock(&cep->mtx))
+		return false;
+	/* the holder let go in between: the step is ours, run it once */
+	clear_bit(0, &cep->deferred);
+	return true;
 }
 
 /*
  * Let go of the endpoint, running first a step the work left to us.
- * Every holder of cep->mtx but the work lets go through here.
+ * Every holder of cep->mtx, the work included, lets go through here.
  */
 void siw_cep_unlock(struct siw_cep *cep)
 {
