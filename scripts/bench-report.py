@@ -238,7 +238,9 @@ if sizes:
     nr = max(int(r['rep']) for r in R if r['test'].startswith('sweep_'))
     p('### Bandwidth vs message size')
     p()
-    p(f"{nr} run(s) per point (about {meta.get('sweep_mib', '32')} MiB moved per run, 8 to 5000 "
+    big = meta.get('sweep_big_mib', meta.get('sweep_mib', '32'))
+    big = '' if big == meta.get('sweep_mib', '32') else f'; ours from 64 KiB up about {big} MiB'
+    p(f"{nr} run(s) per point (about {meta.get('sweep_mib', '32')} MiB moved per run{big}, 8 to 5000 "
       'iterations), taking turns: each round runs TCP (iperf3, one stream, 5 s), then every '
       'point for ours, the reference siw and rxe. Median MiB/s; ours/TCP is the median '
       'against the median of the TCP turns '
