@@ -118,6 +118,13 @@ if [[ -z $table_only ]]; then
 	[[ -s $raw ]] || { echo "bench.sh: no results ($raw)" >&2; exit 1; }
 else
 	raw=$table_only
+	# a committed run keeps its meta and memory rows beside it
+	# (docs/bench/DATE-COMMIT.meta, -mem.tsv): the tables need both
+	if [[ -e ${raw%.tsv}.meta ]]; then
+		cp "${raw%.tsv}.meta" "$meta"
+		rm -f "$out/mem.tsv"
+		[[ ! -e ${raw%.tsv}-mem.tsv ]] || cp "${raw%.tsv}-mem.tsv" "$out/mem.tsv"
+	fi
 	[[ -e $meta ]] || : >"$meta"
 fi
 
