@@ -288,11 +288,8 @@ int siw_rdmap_tx_rresp(struct siw_qp *qp)
 	struct siw_mr *mr = NULL;
 	int err;
 
-	/*
-	 * Asked before every message: an empty queue needs no lock (a Read
-	 * queued after this look schedules the transmitter again).
-	 */
-	if (READ_ONCE(qp->irq_get) == READ_ONCE(qp->irq_put))
+	/* asked before every message: an empty queue needs no lock */
+	if (!siw_irq_waiting(qp))
 		return -ENOENT;
 	spin_lock_bh(&qp->orq_lock);
 	if (qp->irq_get == qp->irq_put) {

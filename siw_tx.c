@@ -219,8 +219,7 @@ static u32 siw_tx_seg(struct siw_qp *qp)
 /* Another message waits to be sent (a hint, see siw_sq_peek()). */
 static bool siw_tx_more(struct siw_qp *qp)
 {
-	return READ_ONCE(qp->irq_get) != READ_ONCE(qp->irq_put) ||
-	       siw_sq_peek(qp);
+	return siw_irq_waiting(qp) || siw_sq_peek(qp);
 }
 
 /* One step of the engine. Return: 0 to go on, else stop. */

@@ -795,6 +795,16 @@ static inline bool siw_sqe_signalled(const struct siw_qp *qp,
 	return (sqe->flags & SIW_WQE_SIGNALLED) || qp->sig_all;
 }
 
+/*
+ * A peer's Read waits for its response: a look without orq_lock, for
+ * the transmitter's choice of what goes next (a Read queued after the
+ * look schedules the transmitter again).
+ */
+static inline bool siw_irq_waiting(const struct siw_qp *qp)
+{
+	return READ_ONCE(qp->irq_get) != READ_ONCE(qp->irq_put);
+}
+
 static inline u32 qp_id(struct siw_qp *qp)
 {
 	return qp->base.qp_num;

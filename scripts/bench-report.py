@@ -238,7 +238,10 @@ if sizes:
     nr = max(int(r['rep']) for r in R if r['test'].startswith('sweep_'))
     p('### Bandwidth vs message size')
     p()
-    big = meta.get('sweep_big_mib', meta.get('sweep_mib', '32'))
+    # ours' runs from 64 KiB up may move more (SIW_BENCH_SWEEP_BIG): their rows say
+    bigb = [num(r['bytes']) for r in R if r['impl'] == 'ours' and r['test'].startswith('sweep_')
+            and int(r['test'].rsplit('_', 1)[1]) >= 65536 and num(r['bytes'])]
+    big = f'{med(bigb) / 1048576:.0f}' if bigb else meta.get('sweep_mib', '32')
     big = '' if big == meta.get('sweep_mib', '32') else f'; ours from 64 KiB up about {big} MiB'
     p(f"{nr} run(s) per point (about {meta.get('sweep_mib', '32')} MiB moved per run{big}, 8 to 5000 "
       'iterations), taking turns: each round runs TCP (iperf3, one stream, 5 s), then every '

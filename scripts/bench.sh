@@ -102,7 +102,6 @@ if [[ -z $table_only ]]; then
 		echo "reps=$reps scale=$scale quick=$quick"
 		echo "clock=$clock"
 		echo "sweep_mib=$( ((quick)) && echo 4 || echo 32)"
-		echo "sweep_big_mib=$( ((quick)) && echo 4 || echo $((${SIW_BENCH_SWEEP_BIG:-268435456} >> 20)))"
 		echo "phases=${phases// /,} impls=${impls// /,}"
 		[[ -z $base ]] || echo "base=$(git rev-parse --short "$base")"
 	} >"$meta"
