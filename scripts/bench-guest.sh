@@ -328,7 +328,7 @@ bench_perf() {
 cm_listen() {
 	local x=(ip netns exec "$1")
 	[[ $1 == - ]] && x=()
-	"${x[@]}" timeout 600 "$SIW_TOP/tests/bin/siw_cmtest" listen -n "$3" -t 590 "$2" >"$4" 2>&1 &
+	"${x[@]}" timeout 600 "$SIW_TOP/tests/bin/siw_cmtest" listen -n "$3" -t 590 -T /tmp/cm-steps-p.txt "$2" >"$4" 2>&1 &
 	cm_pid=$!
 	wait_for 30 grep -q '^# listening' "$4"
 }
@@ -343,7 +343,8 @@ bench_cm() {
 	port=$((port + 1))
 	cm_listen "$ns2" "$sip:$port" "$n" /tmp/cm-s.log || { log "$impl cm: listener failed: $(tail -n 2 /tmp/cm-s.log)"; kill $cm_pid 2>/dev/null; return; }
 	c0=$(cpu_now) t0=$(now)
-	out=$(${CM_WRAP:-} "${x1[@]}" timeout 240 "$SIW_TOP/tests/bin/siw_cmrate" rate -n "$n" "$sip:$port" 2>&1)
+	rm -f /tmp/cm-steps-[ap].txt
+	out=$(${CM_WRAP:-} "${x1[@]}" timeout 240 "$SIW_TOP/tests/bin/siw_cmrate" rate -n "$n" -T /tmp/cm-steps-a.txt "$sip:$port" 2>&1)
 	t1=$(now) c1=$(cpu_now)
 	wait_for 20 sh -c "! kill -0 $cm_pid 2>/dev/null"
 	kill $cm_pid 2>/dev/null
@@ -356,10 +357,48 @@ bench_cm() {
 		read -r _ _ n t rate p50 p90 <<<"$l"
 		row "$impl" "${CM_TEST:-cm_rate}" "${CM_REP:-1}" ok "$rate" "$p50" "$n" "$c0" "$c1" "$t0" "$t1"
 		log "$impl ${CM_TEST:-cm_rate}: $n connections in $t s, $rate/s, connect median $p50 ms, p90 $p90 ms"
+		cm_steps "$impl" "${CM_TEST:-cm_rate}_step" "${CM_REP:-1}"
 	else
 		row "$impl" "${CM_TEST:-cm_rate}" "${CM_REP:-1}" fail "" "" "" "$c0" "$c1" "$t0" "$t1"
 		log "$impl ${CM_TEST:-cm_rate} FAILED: $(tail -n 3 <<<"$out" | tr '\n' '|') server: $(tail -n 2 /tmp/cm-s.log | tr '\n' '|')"
 	fi
+}
+# cm_steps IMPL TEST REP: each step of a connection (siw_cmrate -T and
+# siw_cmtest -T, joined by connection index), rows "TEST_NAME": value the
+# median ms over the connections, value2 the 90th percentile
+cm_steps() {
+	local name v p9
+	[[ -s /tmp/cm-steps-a.txt && -s /tmp/cm-steps-p.txt ]] || { log "$1 $2: no step times"; return; }
+	python3 - /tmp/cm-steps-a.txt /tmp/cm-steps-p.txt <<'PY' >/tmp/cm-steps.txt
+import sys
+A = {int(l.split()[1]): [float(x) for x in l.split()[2:]] for l in open(sys.argv[1])}
+P = {int(l.split()[1]): [float(x) for x in l.split()[2:]] for l in open(sys.argv[2])}
+# A: start route qp(connect called) connect-returned estab disc-called disc destroyed
+# P: request qp(accept called) accept-returned estab disc destroyed
+steps = {
+    'resolve': lambda a, p: a[1] - a[0],
+    'qp_active': lambda a, p: a[2] - a[1],
+    'connect_call': lambda a, p: a[3] - a[2],
+    'to_request': lambda a, p: p[0] - a[2],
+    'qp_passive': lambda a, p: p[1] - p[0],
+    'accept_call': lambda a, p: p[2] - p[1],
+    'accept_to_estab': lambda a, p: a[4] - p[1],
+    'connect': lambda a, p: a[4] - a[2],
+    'disconnect': lambda a, p: a[6] - a[5],
+    'disc_passive': lambda a, p: p[4] - a[5],
+    'destroy_active': lambda a, p: a[7] - a[6],
+    'destroy_passive': lambda a, p: p[5] - p[4],
+    'cycle': lambda a, p: a[7] - a[0],
+}
+for name, f in steps.items():
+    v = sorted(f(A[i], P[i]) * 1000 for i in A if i in P)
+    if v:
+        print(name, f'{v[len(v) // 2]:.3f}', f'{v[len(v) * 9 // 10]:.3f}')
+PY
+	while read -r name v p9; do
+		row "$1" "$2_$name" "$3" ok "$v" "$p9" "" "" "" "" ""
+	done </tmp/cm-steps.txt
+	log "$1 $2: $(tr '\n' ' ' </tmp/cm-steps.txt)"
 }
 # meminfo fields in kB: Slab VmallocUsed PageTables Percpu MemFree
 mem_now() {

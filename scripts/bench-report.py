@@ -360,6 +360,45 @@ if cms:
               f"{kcpu:.2f} | {ratio(rate, ref_rate)} | {tr} | {ratio(mdn, ref_med)} | {tm} |")
     p()
 
+# ---- connection setup, step by step ----
+STEPS = [('resolve', 'address and route resolution (active)'),
+         ('qp_active', 'CQ and QP created (active)'),
+         ('connect_call', 'rdma_connect() returns'),
+         ('to_request', 'rdma_connect() called -> CONNECT_REQUEST at the listener'),
+         ('qp_passive', 'CQ and QP created (passive)'),
+         ('accept_call', 'rdma_accept() returns'),
+         ('accept_to_estab', 'rdma_accept() called -> ESTABLISHED at the active end'),
+         ('connect', 'connect median: rdma_connect() called -> ESTABLISHED'),
+         ('disconnect', 'rdma_disconnect() called -> DISCONNECTED (active)'),
+         ('disc_passive', 'rdma_disconnect() called -> DISCONNECTED (passive)'),
+         ('destroy_active', 'QP, CQ and id destroyed (active)'),
+         ('destroy_passive', 'QP, CQ and id destroyed (passive)'),
+         ('cycle', 'one connection, start to destroyed (active)')]
+if any(r['test'].startswith('cm_rate_step_') for r in R):
+    p('### Connection setup, step by step')
+    p()
+    p('The same connections as the rate rows, timed in the two programs '
+      '(`siw_cmrate -T`, `siw_cmtest listen -T`, CLOCK_MONOTONIC in one guest) '
+      'and joined by connection: per round the median over its connections, '
+      'ms; cells the median over the rounds, "per turn" the min-max of the '
+      'ratios to the reference siw of the same round. The steps overlap: the '
+      'connect median spans the four before it from `to_request` on, and '
+      'the passive end tears down while the active end does.')
+    p()
+    im = [i for i in ('ours', 'base', 'ref', 'rxe')
+          if any(r['impl'] == i and r['test'].startswith('cm_rate_step_') for r in R)]
+    names = {'ours': 'ours', 'base': 'base', 'ref': 'reference siw', 'rxe': 'rxe'}
+    vs = [i for i in ('ours', 'base') if i in im] if 'ref' in im else []
+    p('| step | ' + ' | '.join(names[i] for i in im) + ''.join(f' | {i} / ref | per turn' for i in vs) + ' |')
+    p('| --- |' + ' ---: |' * (len(im) + 2 * len(vs)))
+    for k, what in STEPS:
+        t = 'cm_rate_step_' + k
+        if all(val(i, t) is None for i in im):
+            continue
+        p(f'| {what} | ' + ' | '.join(fmt(val(i, t), d=3) for i in im) +
+          ''.join(f' | {ratio(val(i, t), val("ref", t))} | {turns(i, t, "ref", t)}' for i in vs) + ' |')
+    p()
+
 # ---- memory ----
 if MEM:
     p('### Memory per QP and per connection')

@@ -75,6 +75,24 @@ double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+void write_times(const char *file, const char *tag, const double *t,
+		 int rows, int cols)
+{
+	FILE *f = fopen(file, "w");
+	int i, j;
+
+	if (!f)
+		DIE("%s: %s", file, strerror(errno));
+	for (i = 0; i < rows; i++) {
+		fprintf(f, "%s %d", tag, i);
+		for (j = 0; j < cols; j++)
+			fprintf(f, " %.6f", t[i * cols + j]);
+		fputc('\n', f);
+	}
+	if (fclose(f))
+		DIE("%s: %s", file, strerror(errno));
+}
+
 struct ibv_context *open_dev(const char *name)
 {
 	int n;

@@ -76,6 +76,9 @@ size_t pat_check(const uint8_t *p, uint64_t key, uint64_t k0, size_t len);
 size_t first_diff(const uint8_t *a, const uint8_t *b, size_t len);
 
 double now_s(void);
+/* ROWS lines "TAG I T..." (COLS times each, seconds) to FILE; dies on error */
+void write_times(const char *file, const char *tag, const double *t,
+		 int rows, int cols);
 struct ibv_context *open_dev(const char *name);
 const char *wc_status_name(enum ibv_wc_status st);
 

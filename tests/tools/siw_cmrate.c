@@ -8,6 +8,12 @@
  *       peer is `siw_cmtest listen -n N ADDR:PORT`. Prints
  *       "# rate N T RATE P50 P90": connections, seconds, connections per
  *       second, median and 90th percentile connect-to-established in ms.
+ *       With -T FILE, each connection's step times go to FILE, one line
+ *       "A I T0 .. T7" (CLOCK_MONOTONIC s): start, route resolved, QP
+ *       created (rdma_connect called), rdma_connect returned,
+ *       ESTABLISHED, rdma_disconnect called, DISCONNECTED, destroyed;
+ *       `siw_cmtest listen -T` writes the other end's (scripts/bench.sh
+ *       joins them by I).
  *   siw_cmrate hold [-n N] ADDR:PORT
  *       Establishes N connections and keeps them; prints "# holding N"
  *       and waits for a line (or EOF) on stdin, then tears them down.
@@ -44,9 +50,15 @@ struct conn {
 
 static struct ibv_pd *pd;
 
+/* siw_cmrate -T: the times taken of each connection */
+enum {
+	T_START, T_ROUTE, T_QP, T_CONNECT_RET, T_ESTAB, T_DISC_CALL, T_DISC,
+	T_DESTROYED, T_NUM
+};
+
 /* Resolve, create the QP and connect; returns ms to ESTABLISHED. */
 static double conn_up(struct rdma_event_channel *ch, struct sockaddr_in *sa,
-		      struct conn *c)
+		      struct conn *c, double *ts)
 {
 	struct rdma_conn_param cp = { .responder_resources = 1,
 				      .initiator_depth = 1 };
@@ -54,6 +66,7 @@ static double conn_up(struct rdma_event_channel *ch, struct sockaddr_in *sa,
 	struct rdma_cm_event *ev;
 	double t0;
 
+	ts[T_START] = now_s();
 	if (rdma_create_id(ch, &c->id, NULL, RDMA_PS_TCP))
 		DIE("rdma_create_id: %s", strerror(errno));
 	if (rdma_resolve_addr(c->id, NULL, (struct sockaddr *)sa, 2000))
@@ -68,6 +81,7 @@ static double conn_up(struct rdma_event_channel *ch, struct sockaddr_in *sa,
 	if (!ev)
 		DIE("route not resolved");
 	rdma_ack_cm_event(ev);
+	ts[T_ROUTE] = now_s();
 	if (!pd) {
 		pd = ibv_alloc_pd(c->id->verbs);
 		if (!pd)
@@ -82,28 +96,35 @@ static double conn_up(struct rdma_event_channel *ch, struct sockaddr_in *sa,
 	if (rdma_create_qp(c->id, pd, &a))
 		DIE("rdma_create_qp: %s", strerror(errno));
 	t0 = now_s();
+	ts[T_QP] = t0;
 	if (rdma_connect(c->id, &cp))
 		DIE("rdma_connect: %s", strerror(errno));
+	ts[T_CONNECT_RET] = now_s();
 	ev = cm_expect(ch, RDMA_CM_EVENT_ESTABLISHED, 30);
 	if (!ev)
 		DIE("not established");
+	ts[T_ESTAB] = now_s();
 	rdma_ack_cm_event(ev);
-	return (now_s() - t0) * 1000;
+	return (ts[T_ESTAB] - t0) * 1000;
 }
 
-static void conn_down(struct rdma_event_channel *ch, struct conn *c)
+static void conn_down(struct rdma_event_channel *ch, struct conn *c,
+		      double *ts)
 {
 	struct rdma_cm_event *ev;
 
+	ts[T_DISC_CALL] = now_s();
 	if (rdma_disconnect(c->id))
 		DIE("rdma_disconnect: %s", strerror(errno));
 	ev = cm_expect(ch, RDMA_CM_EVENT_DISCONNECTED, 30);
 	if (!ev)
 		DIE("no DISCONNECTED");
+	ts[T_DISC] = now_s();
 	rdma_ack_cm_event(ev);
 	rdma_destroy_qp(c->id);
 	ibv_destroy_cq(c->cq);
 	rdma_destroy_id(c->id);
+	ts[T_DESTROYED] = now_s();
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -125,7 +146,8 @@ static void wait_stdin(int n)
 
 int main(int argc, char **argv)
 {
-	const char *mode, *dev = NULL;
+	const char *mode, *dev = NULL, *tfile = NULL;
+	double ts[T_NUM], (*steps)[T_NUM];
 	struct rdma_event_channel *ch;
 	struct sockaddr_in sa;
 	struct conn *c;
@@ -136,11 +158,13 @@ int main(int argc, char **argv)
 		DIE("usage: siw_cmrate rate|hold|qps ... (see the source)");
 	mode = argv[1];
 	optind = 2;
-	while ((opt = getopt(argc, argv, "n:d:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:d:T:")) != -1) {
 		if (opt == 'n')
 			n = atoi(optarg);
 		else if (opt == 'd')
 			dev = optarg;
+		else if (opt == 'T')
+			tfile = optarg;
 		else
 			DIE("bad option");
 	}
@@ -149,7 +173,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	c = calloc(n, sizeof(*c));
 	ms = calloc(n, sizeof(*ms));
-	if (!c || !ms)
+	steps = calloc(n, sizeof(*steps));
+	if (!c || !ms || !steps)
 		DIE("out of memory");
 
 	if (!strcmp(mode, "qps")) {
@@ -194,10 +219,12 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "rate")) {
 		t0 = now_s();
 		for (i = 0; i < n; i++) {
-			ms[i] = conn_up(ch, &sa, &c[0]);
-			conn_down(ch, &c[0]);
+			ms[i] = conn_up(ch, &sa, &c[0], steps[i]);
+			conn_down(ch, &c[0], steps[i]);
 		}
 		t = now_s() - t0;
+		if (tfile)
+			write_times(tfile, "A", steps[0], n, T_NUM);
 		qsort(ms, n, sizeof(*ms), cmp_d);
 		printf("# rate %d %.3f %.1f %.2f %.2f\n", n, t, n / t,
 		       ms[n / 2], ms[n * 9 / 10]);
@@ -205,10 +232,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "hold")) {
 		for (i = 0; i < n; i++)
-			conn_up(ch, &sa, &c[i]);
+			conn_up(ch, &sa, &c[i], ts);
 		wait_stdin(n);
 		for (i = 0; i < n; i++)
-			conn_down(ch, &c[i]);
+			conn_down(ch, &c[i], ts);
 		return 0;
 	}
 	DIE("unknown mode %s", mode);

@@ -8,7 +8,11 @@
  *       "# listening" once all are up, then answers N connect requests:
  *       accept (the default) or reject with private data DATA. Prints
  *       "request on listener K (ADDR:PORT) from IP" for each. Accepted
- *       connections are kept until the peer disconnects.
+ *       connections are kept until the peer disconnects. With -T FILE,
+ *       each accepted connection's step times go to FILE, one line
+ *       "P I T0 .. T5" (CLOCK_MONOTONIC s): CONNECT_REQUEST received, QP
+ *       created (rdma_accept called), rdma_accept returned, ESTABLISHED,
+ *       DISCONNECTED, destroyed (see siw_cmrate -T).
  *
  *   siw_cmtest connect [-e EXPECT] [-P DATA] [-t SECS] ADDR:PORT
  *       Connects (with an RC QP, as iWARP needs) and reports the outcome:
@@ -30,6 +34,9 @@
 #include "common.h"
 
 #define MAX_LISTEN 4
+
+enum { P_REQ, P_QP, P_ACCEPTED, P_ESTAB, P_DISC, P_DOWN, P_NUM };
+static const char *tfile;
 
 static struct ibv_pd *pd_of[8];
 static struct ibv_context *ctx_of[8];
@@ -86,10 +93,12 @@ static int do_listen(int argc, char **argv, int reject, const char *pdata,
 	struct rdma_event_channel *ch = cm_channel();
 	struct rdma_cm_id *lid[MAX_LISTEN];
 	int nl = argc, served = 0, open = 0, i;
-	double end = now_s() + t;
+	double end = now_s() + t, (*pt)[P_NUM] = calloc(n, sizeof(*pt));
 
 	if (nl < 1 || nl > MAX_LISTEN)
 		DIE("1..%d listen addresses", MAX_LISTEN);
+	if (!pt)
+		DIE("out of memory");
 	for (i = 0; i < nl; i++)
 		lid[i] = cm_listen(ch, argv[i], (void *)(long)i, 8);
 	NOTE("listening");
@@ -98,13 +107,20 @@ static int do_listen(int argc, char **argv, int reject, const char *pdata,
 		struct rdma_conn_param cp = { 0 };
 		char ip[INET_ADDRSTRLEN] = "?";
 		struct sockaddr_in *peer;
-		long k;
+		double tev = now_s();
+		long k, ci;
 
 		if (!ev)
 			DIE("timeout: %d of %d requests served, %d open", served,
 			    n, open);
+		/* accepted ids carry their index (set below) */
+		ci = ev->id != ev->listen_id ? (long)ev->id->context : -1;
 		switch (ev->event) {
 		case RDMA_CM_EVENT_CONNECT_REQUEST:
+			ci = served;
+			ev->id->context = (void *)ci;
+			if (ci < n)
+				pt[ci][P_REQ] = tev;
 			k = (long)ev->listen_id->context;
 			peer = (struct sockaddr_in *)rdma_get_peer_addr(ev->id);
 			inet_ntop(AF_INET, &peer->sin_addr, ip, sizeof(ip));
@@ -125,12 +141,18 @@ static int do_listen(int argc, char **argv, int reject, const char *pdata,
 			make_qp(ev->id);
 			cp.responder_resources = 1;
 			cp.initiator_depth = 1;
+			if (ci < n)
+				pt[ci][P_QP] = now_s();
 			if (rdma_accept(ev->id, &cp))
 				DIE("rdma_accept: %s", strerror(errno));
+			if (ci < n)
+				pt[ci][P_ACCEPTED] = now_s();
 			open++;
 			rdma_ack_cm_event(ev);
 			break;
 		case RDMA_CM_EVENT_ESTABLISHED:
+			if (ci >= 0 && ci < n)
+				pt[ci][P_ESTAB] = tev;
 			rdma_ack_cm_event(ev);
 			break;
 		default:
@@ -147,6 +169,10 @@ static int do_listen(int argc, char **argv, int reject, const char *pdata,
 				rdma_ack_cm_event(ev);
 				drop_qp(id);
 				rdma_destroy_id(id);
+				if (ci >= 0 && ci < n) {
+					pt[ci][P_DISC] = tev;
+					pt[ci][P_DOWN] = now_s();
+				}
 				open--;
 				break;
 			}
@@ -157,6 +183,9 @@ static int do_listen(int argc, char **argv, int reject, const char *pdata,
 	for (i = 0; i < nl; i++)
 		rdma_destroy_id(lid[i]);
 	rdma_destroy_event_channel(ch);
+	if (tfile)
+		write_times(tfile, "P", pt[0], served < n ? served : n, P_NUM);
+	free(pt);
 	NOTE("served %d request(s)", served);
 	return 0;
 }
@@ -247,7 +276,7 @@ int main(int argc, char **argv)
 		DIE("usage: siw_cmtest listen|connect ... (see the source)");
 	mode = argv[1];
 	optind = 2;
-	while ((c = getopt(argc, argv, "m:P:n:t:e:D:B:")) != -1) {
+	while ((c = getopt(argc, argv, "m:P:n:t:e:D:B:T:")) != -1) {
 		switch (c) {
 		case 'm':
 			reject = !strcmp(optarg, "reject");
@@ -269,6 +298,9 @@ int main(int argc, char **argv)
 			break;
 		case 'B':
 			bound_ms = atoi(optarg);
+			break;
+		case 'T':
+			tfile = optarg;
 			break;
 		default:
 			DIE("bad option");
