@@ -888,6 +888,13 @@ static void siw_cep_do_connect(struct siw_cep *cep, unsigned long ev,
 			siw_cep_fail_connect(cep, rv, NULL, 0, true);
 			return;
 		}
+		/*
+		 * Hooked only now: a handshake that completed within the
+		 * connect (a local link) would have woken the work for a step
+		 * the caller takes below anyway. The state read after the hook
+		 * sees what came before it; what comes after kicks the work.
+		 */
+		siw_cep_hook(cep, NULL);
 	}
 	st = READ_ONCE(sk->sk_state);
 	if (st == TCP_ESTABLISHED) {
@@ -1015,7 +1022,6 @@ static int siw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	}
 	id->add_ref(id);
 	cep->cm_id = id;
-	siw_cep_hook(cep, NULL);
 	siw_cep_set_state(cep, SIW_CEP_CONNECTING);
 	siw_cep_arm(cep, SIW_CONNECT_TIMEOUT_MS);
 	/*
