@@ -382,8 +382,10 @@ if any(r['test'].startswith('cm_rate_step_') for r in R):
       'and joined by connection: per round the median over its connections, '
       'ms; cells the median over the rounds, "per turn" the min-max of the '
       'ratios to the reference siw of the same round. The steps overlap: the '
-      'connect median spans the four before it from `to_request` on, and '
-      'the passive end tears down while the active end does.')
+      'connect median is the way to CONNECT_REQUEST, the passive CQ and QP '
+      'and rdma_accept() -> ESTABLISHED together (medians do not add up '
+      'exactly), rdma_accept() returning lies within the last, and the '
+      'passive end tears down while the active end does.')
     p()
     im = [i for i in ('ours', 'base', 'ref', 'rxe')
           if any(r['impl'] == i and r['test'].startswith('cm_rate_step_') for r in R)]
