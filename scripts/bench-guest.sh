@@ -40,7 +40,8 @@
 # scripts/bench.sh makes the tables. Env: SIW_BENCH_REPS (3),
 # SIW_BENCH_SCALE (1; iteration counts are multiplied by it, may be
 # fractional), SIW_BENCH_IMPLS ("tcp ours ourszc ourscrc ref rxe"),
-# SIW_BENCH_QUICK (1: fewer sweep/QP points, 50 connections).
+# SIW_BENCH_QUICK (1: fewer sweep/QP points, 50 connections), SIW_BENCH_PIN
+# (1: clients on vCPU 0, servers on vCPU 1).
 source tests/lib/lib.sh
 set +e +E
 trap - ERR
@@ -52,6 +53,12 @@ phases=" ${SIW_BENCH_PHASES:-table sweep cm mem lat} "
 quick=${SIW_BENCH_QUICK:-0}
 out=${SIW_BENCH_OUT:-$(dirname "$raw")}
 has() { [[ $phases == *" $1 "* ]]; }
+# SIW_BENCH_PIN=1: every client on vCPU 0 and every server on vCPU 1
+# (taskset), as two hosts would never share a CPU; unpinned, the guest's
+# scheduler sometimes puts both on one vCPU, which halves a stream
+# (docs/results/2026-12-06-sweep-slow-mode-placement.txt)
+pin1=() pin2=()
+[[ ${SIW_BENCH_PIN:-0} == 1 ]] && pin1=(taskset -c 0) pin2=(taskset -c 1)
 H2=10.88.0.2
 log() { echo "bench: $*"; }
 mkdir -p "$(dirname "$raw")"
@@ -143,12 +150,12 @@ bench_tcp() {
 	local r out c0 c1 t0 t1 bps bytes
 	command -v iperf3 >/dev/null || { log "iperf3 missing"; return; }
 	for r in $(seq "${1:-1}" "${2:-$reps}"); do
-		ip netns exec h2 iperf3 -s -1 -B $H2 -p 5201 >/tmp/iperf-s.log 2>&1 &
+		ip netns exec h2 "${pin2[@]}" iperf3 -s -1 -B $H2 -p 5201 >/tmp/iperf-s.log 2>&1 &
 		local spid=$!
 		wait_for 10 tcp_listening 5201 h2
 		samp_start
 		c0=$(cpu_now) t0=$(now)
-		out=$(ip netns exec h1 timeout 60 iperf3 -c $H2 -p 5201 -t 5 -J 2>&1)
+		out=$(ip netns exec h1 "${pin1[@]}" timeout 60 iperf3 -c $H2 -p 5201 -t 5 -J 2>&1)
 		t1=$(now) c1=$(cpu_now)
 		samp_stop
 		wait "$spid" 2>/dev/null
@@ -239,6 +246,7 @@ bench_perf() {
 	local x1=(ip netns exec "$ns1") x2=(ip netns exec "$ns2")
 	[[ $ns1 == - ]] && x1=()
 	[[ $ns2 == - ]] && x2=()
+	x1+=("${pin1[@]}") x2+=("${pin2[@]}")
 	for spec in "$@"; do
 		read -r name tool size n kind q flag <<<"$spec"
 		q=${q:-1} qa=() samp=0

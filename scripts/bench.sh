@@ -105,6 +105,7 @@ if [[ -z $table_only ]]; then
 		echo "phases=${phases// /,} impls=${impls// /,}"
 		[[ -z $base ]] || echo "base=$(git rev-parse --short "$base")"
 	} >"$meta"
+	echo "pin=${SIW_BENCH_PIN:-0}" >>"$meta"
 	echo "== boot $kver and measure (reps $reps, console log $out/console.log)" >&2
 	t0=$SECONDS
 	rc=0
