@@ -381,25 +381,19 @@ cm_steps() {
 import sys
 A = {int(l.split()[1]): [float(x) for x in l.split()[2:]] for l in open(sys.argv[1])}
 P = {int(l.split()[1]): [float(x) for x in l.split()[2:]] for l in open(sys.argv[2])}
-# A: start route qp(connect called) connect-returned estab disc-called disc destroyed
-# P: request qp(accept called) accept-returned estab disc destroyed
-steps = {
-    'resolve': lambda a, p: a[1] - a[0],
-    'qp_active': lambda a, p: a[2] - a[1],
-    'connect_call': lambda a, p: a[3] - a[2],
-    'to_request': lambda a, p: p[0] - a[2],
-    'qp_passive': lambda a, p: p[1] - p[0],
-    'accept_call': lambda a, p: p[2] - p[1],
-    'accept_to_estab': lambda a, p: a[4] - p[1],
-    'connect': lambda a, p: a[4] - a[2],
-    'disconnect': lambda a, p: a[6] - a[5],
-    'disc_passive': lambda a, p: p[4] - a[5],
-    'destroy_active': lambda a, p: a[7] - a[6],
-    'destroy_passive': lambda a, p: p[5] - p[4],
-    'cycle': lambda a, p: a[7] - a[0],
-}
-for name, f in steps.items():
-    v = sorted(f(A[i], P[i]) * 1000 for i in A if i in P)
+# A (siw_cmrate): a0 start, a1 route, a2 QP (rdma_connect called), a3
+# rdma_connect returned, a4 ESTABLISHED, a5 rdma_disconnect called, a6
+# DISCONNECTED, a7 destroyed. P (siw_cmtest): p0 request, p1 QP
+# (rdma_accept called), p2 rdma_accept returned, p3 ESTABLISHED, p4
+# DISCONNECTED, p5 destroyed. A step: its name, its end, its start.
+steps = """resolve a1 a0, qp_active a2 a1, connect_call a3 a2, to_request p0 a2,
+qp_passive p1 p0, accept_call p2 p1, accept_to_estab a4 p1, connect a4 a2,
+disconnect a6 a5, disc_passive p4 a5, destroy_active a7 a6,
+destroy_passive p5 p4, cycle a7 a0"""
+def at(a, p, x):
+    return (a if x[0] == 'a' else p)[int(x[1:])]
+for name, end, start in (w.split() for w in steps.split(',')):
+    v = sorted((at(A[i], P[i], end) - at(A[i], P[i], start)) * 1000 for i in A if i in P)
     if v:
         print(name, f'{v[len(v) // 2]:.3f}', f'{v[len(v) * 9 // 10]:.3f}')
 PY

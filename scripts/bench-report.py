@@ -320,6 +320,7 @@ if qs:
     p()
 
 # ---- connection setup ----
+names = {'ours': 'ours', 'base': 'base', 'ref': 'reference siw', 'rxe': 'rxe (loopback)'}
 cms = [r for r in R if r['test'] == 'cm_rate']
 if cms:
     p('### Connection setup rate')
@@ -340,7 +341,6 @@ if cms:
     p()
     p('| implementation | connections | runs | per second | connect median (ms) | kernel CPU ms per connection | rate / ref | per turn | median / ref | per turn |')
     p('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
-    names = {'ours': 'ours', 'base': 'base', 'ref': 'reference siw', 'rxe': 'rxe (loopback)'}
     for test, suffix in (('cm_rate', ''), ('cm_rate_held', f', {held} held' if held else ', held')):
         ref_rate, ref_med = val('ref', test), val('ref', test, 'value2')
         for i in ('ours', 'base', 'ref', 'rxe'):
@@ -389,7 +389,6 @@ if any(r['test'].startswith('cm_rate_step_') for r in R):
     p()
     im = [i for i in ('ours', 'base', 'ref', 'rxe')
           if any(r['impl'] == i and r['test'].startswith('cm_rate_step_') for r in R)]
-    names = {'ours': 'ours', 'base': 'base', 'ref': 'reference siw', 'rxe': 'rxe'}
     vs = [i for i in ('ours', 'base') if i in im] if 'ref' in im else []
     p('| step | ' + ' | '.join(names[i] for i in im) + ''.join(f' | {i} / ref | per turn' for i in vs) + ' |')
     p('| --- |' + ' ---: |' * (len(im) + 2 * len(vs)))

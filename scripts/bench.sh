@@ -104,8 +104,8 @@ if [[ -z $table_only ]]; then
 		echo "sweep_mib=$( ((quick)) && echo 4 || echo 32)"
 		echo "phases=${phases// /,} impls=${impls// /,}"
 		[[ -z $base ]] || echo "base=$(git rev-parse --short "$base")"
+		echo "pin=${SIW_BENCH_PIN:-0}"
 	} >"$meta"
-	echo "pin=${SIW_BENCH_PIN:-0}" >>"$meta"
 	echo "== boot $kver and measure (reps $reps, console log $out/console.log)" >&2
 	t0=$SECONDS
 	rc=0
