@@ -426,10 +426,12 @@ mem_hold() {
 	if grep -q '^# holding' /tmp/hold.log; then
 		sleep 1
 		b=$(mem_now)
-		awk -v OFS='\t' -v i="$impl" -v k="$kind" -v n="$n" -v a="$a" -v b="$b" 'BEGIN {
-			split(a, x, " "); split(b, y, " ")
-			print i, k, n, (y[1] - x[1]) / n, (y[2] - x[2]) / n, (y[3] - x[3]) / n, (y[4] - x[4]) / n, (x[5] - y[5]) / n }' >>"$out/mem.tsv"
-		log "$impl mem $kind x$n: per object $(tail -n 1 "$out/mem.tsv" | cut -f4-)"
+		if [[ ${MEM_ROW:-1} == 1 ]]; then
+			awk -v OFS='\t' -v i="$impl" -v k="$kind" -v n="$n" -v a="$a" -v b="$b" 'BEGIN {
+				split(a, x, " "); split(b, y, " ")
+				print i, k, n, (y[1] - x[1]) / n, (y[2] - x[2]) / n, (y[3] - x[3]) / n, (y[4] - x[4]) / n, (x[5] - y[5]) / n }' >>"$out/mem.tsv"
+			log "$impl mem $kind x$n: per object $(tail -n 1 "$out/mem.tsv" | cut -f4-)"
+		fi
 		${HELD_HOOK:-}
 	else
 		log "$impl mem $kind FAILED: $(tail -n 3 /tmp/hold.log | tr '\n' '|')"
@@ -454,6 +456,14 @@ bench_mem() {
 	echo | "${x1[@]}" "$SIW_TOP/tests/bin/siw_cmrate" qps -n 1 -d "$dev" >/dev/null 2>&1
 	mem_hold "$impl" qp "$mem_qps" "${x1[@]}" "$SIW_TOP/tests/bin/siw_cmrate" qps -n "$mem_qps" -d "$dev"
 	[[ $impl == rxe ]] && return # rxe's listener: measured for the siw pair only
+	bench_mem_conn "$@"
+}
+# bench_mem_conn IMPL DEV NS1 NS2 SERVER_IP: $mem_conns connections held,
+# their memory (unless MEM_ROW=0) and the connection rate while they are
+# (rows cm_rate_held, rep $CM_REP)
+bench_mem_conn() {
+	local impl=$1 ns1=$3 ns2=$4 sip=$5 x1=(ip netns exec "$3")
+	[[ $ns1 == - ]] && x1=()
 	port=$((port + 1))
 	cm_listen "$ns2" "$sip:$port" "$mem_conns" /tmp/cm-s.log || { log "$impl mem: listener failed"; kill $cm_pid 2>/dev/null; return; }
 	# one connection = both ends (client QP+CQ in ns1, server QP+CQ in ns2)
@@ -1013,6 +1023,25 @@ for impl in $impls; do
 	esac
 	log "phase $impl took $((SECONDS - ts)) s"
 done
+# The rate with connections held, more rounds: the memory phase above gave
+# the first, ours' and the reference's back to back; these take turns the
+# same way, so the held rows have per-turn ratios too (one round drifted
+# like any single run: 0.65x in one, 0.76-0.89x in turns in another boot,
+# docs/results/2026-12-06-cm-rate-held.txt)
+held_rounds=${SIW_BENCH_HELD_ROUNDS:-3}
+((quick)) && held_rounds=${SIW_BENCH_HELD_ROUNDS:-1}
+if has mem && ((held_rounds > 1)); then
+	ts=$SECONDS
+	for r in $(seq 2 "$held_rounds"); do
+		for impl in $impls; do
+			[[ $impl == ours || $impl == ref ]] || continue
+			impl_up "$impl" quiet || continue
+			CM_REP=$r MEM_ROW=0 bench_mem_conn "$impl" siw1 h1 h2 $H2
+			impl_down "$impl"
+		done
+	done
+	log "phase held (rounds 2-$held_rounds, ours and ref taking turns) took $((SECONDS - ts)) s"
+fi
 if has lat; then
 	ts=$SECONDS
 	bench_lat

@@ -333,7 +333,9 @@ if cms:
     held = max([int(m['n']) for m in MEM if m['kind'] == 'conn'] or [0])
     if held:
         p('The "held" rows measure the same while the memory phase holds '
-          f'{held} established connections (siw_cmrate hold) on the same devices.')
+          f'{held} established connections (siw_cmrate hold) on the same devices; '
+          'its first round is the memory phase\'s own (ours, then the reference siw), '
+          'further rounds take turns the same way.')
         p()
     p('Without connections held, the implementations take turns (phase cm: each '
       'round loads each once): cells are medians over the rounds, "per turn" the '
