@@ -68,6 +68,15 @@ tsc) clock_args= ;;	# scripts/vm.sh's default
 hpet) clock_args="clocksource=hpet" ;;
 *) echo "bench.sh: --clock tsc or hpet" >&2; exit 2 ;;
 esac
+# No address-space randomisation in the guest (SIW_BENCH_ASLR=1 keeps it):
+# qemu TCG matches a translated block by its virtual address too, so with
+# randomised mappings every new process is translated afresh, qemu's code
+# cache fills every few minutes, and after its first flush about half the
+# bandwidth runs were slow; with norandmaps 1 of 70 was, and no flush came
+# (docs/results/2026-12-06-slow-mode-tb-flush.txt). It applies to every
+# implementation and to TCP alike.
+vm_append=$clock_args
+[[ ${SIW_BENCH_ASLR:-0} == 1 ]] || vm_append+="${vm_append:+ }norandmaps"
 out=$top/build/bench
 [[ $phases == profile ]] && out=$top/build/bench-profile
 [[ $phases == hops ]] && out=$top/build/bench-hops
@@ -101,6 +110,7 @@ if [[ -z $table_only ]]; then
 		echo "accel=$([[ -w /dev/kvm ]] && grep -qwE 'vmx|svm' /proc/cpuinfo && echo kvm || echo tcg)"
 		echo "reps=$reps scale=$scale quick=$quick"
 		echo "clock=$clock"
+		echo "aslr=${SIW_BENCH_ASLR:-0}"
 		echo "sweep_mib=$( ((quick)) && echo 4 || echo 32)"
 		echo "phases=${phases// /,} impls=${impls// /,}"
 		[[ -z $base ]] || echo "base=$(git rev-parse --short "$base")"
@@ -110,7 +120,7 @@ if [[ -z $table_only ]]; then
 	t0=$SECONDS
 	rc=0
 	SIW_BENCH_RAW=$raw SIW_BENCH_OUT=$out SIW_BENCH_REPS=$reps SIW_BENCH_SCALE=$scale SIW_BENCH_IMPLS=$impls \
-		SIW_BENCH_PHASES=$phases SIW_BENCH_QUICK=$quick SIW_VM_APPEND=$clock_args SIW_BENCH_BASE_KO=$base_ko \
+		SIW_BENCH_PHASES=$phases SIW_BENCH_QUICK=$quick SIW_VM_APPEND=$vm_append SIW_BENCH_BASE_KO=$base_ko \
 		scripts/vm.sh --kernel stock --timeout 2700 -q --log "$out/console.log" scripts/bench-guest.sh || rc=$?
 	echo "wall=$((SECONDS - t0))s vm_rc=$rc" >>"$meta"
 	grep -a '^bench: ' "$out/console.log" | tr -d '\r' >"$out/guest.log" || true
