@@ -14,7 +14,8 @@
 #   sweep    write/read/send bandwidth, 64 B .. 4 MiB, one QP, and the
 #            message rate at 64 B and 4 KiB with 4 QPs; TCP, ours, ref and
 #            rxe taking turns (ref and rxe up to 4 KiB, 64 KiB, 1 MiB),
-#            SIW_BENCH_SWEEP_ROUNDS (3) rounds
+#            SIW_BENCH_SWEEP_ROUNDS (3) rounds (SIW_BENCH_SWEEP_ONLY: a
+#            regex, only the points it matches)
 #   qps      ib_write_bw 64 KiB with -q 1 4 16 64 (ours ref rxe)
 #   cm       rdma_cm connect+disconnect rate (tests/bin/siw_cmrate rate
 #            against siw_cmtest listen), ours, base, ref and rxe taking
@@ -229,6 +230,13 @@ for s in $mr_sizes; do
 		peer_tests+=("mq${mr_qps}_${k}_$s ib_${k}_bw $s $n bw $mr_qps")
 	done
 done
+# SIW_BENCH_SWEEP_ONLY: an extended regex; only the sweep's points whose
+# name matches (a focused A/B with more rounds, e.g. "send_512$")
+if [[ -n ${SIW_BENCH_SWEEP_ONLY:-} ]]; then
+	only() { local t; for t in "$@"; do [[ ${t%% *} =~ $SIW_BENCH_SWEEP_ONLY ]] && echo "$t"; done; }
+	mapfile -t sweep_tests < <(only "${sweep_tests[@]}")
+	mapfile -t peer_tests < <(only "${peer_tests[@]}")
+fi
 qp_tests=()
 for q in $qp_counts; do
 	n=$(awk -v t="$qp_bytes" -v q="$q" -v f="$scale" 'BEGIN { n = int(t * f / 65536 / q); if (n < 8) n = 8; print n }')
