@@ -164,10 +164,10 @@ bench_tcp() {
 		bytes=$(jq -r '.end.sum_received.bytes // empty' <<<"$out" 2>/dev/null)
 		if [[ -n $bps ]]; then
 			row tcp "${TCP_TEST:-iperf3}" "$r" ok "$(awk -v b="$bps" 'BEGIN { printf "%.2f", b / 8 / 1048576 }')" "" "$bytes" "$c0" "$c1" "$t0" "$t1"
-			log "tcp rep $r: $(awk -v b="$bps" 'BEGIN { printf "%.1f MiB/s", b / 8 / 1048576 }')"
+			log "tcp ${TCP_TEST:-iperf3} rep $r: $(awk -v b="$bps" 'BEGIN { printf "%.1f MiB/s", b / 8 / 1048576 }') ($(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s)"
 		else
 			row tcp "${TCP_TEST:-iperf3}" "$r" fail "" "" "" "$c0" "$c1" "$t0" "$t1"
-			log "tcp rep $r failed: $(tail -n 3 <<<"$out")"
+			log "tcp ${TCP_TEST:-iperf3} rep $r failed: $(tail -n 3 <<<"$out")"
 		fi
 	done
 }

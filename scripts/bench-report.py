@@ -485,6 +485,75 @@ for s in sizes:
         t = f'sweep_{k}_{s}'
         goals.append((f'bandwidth ib_{k}_bw {size_name(s)} (sweep) vs TCP', rat(val('ours', t), stcp), 0.9, True,
                       turn_ratios('ours', t, 'tcp', stcp_t)))
+# ---- the host's own speed during the runs (scripts/bench-hostwatch.py) ----
+HOST_SLOW = 1.3
+HNAME = {'tcp': 'TCP', 'ours': 'ours', 'base': 'base', 'ref': "the kernel's siw", 'rxe': 'rxe'}
+hostf = {}
+probes = []
+if os.path.exists(os.path.join(out, 'host.tsv')):
+    hruns = []
+    for line in open(os.path.join(out, 'host.tsv')):
+        f = line.rstrip('\n').split('\t')
+        if f[0] == 'probe' and len(f) == 3:
+            probes.append((float(f[1]), float(f[2])))
+        elif f[0] == 'run' and len(f) == 6:
+            hruns.append((float(f[1]), f[2], f[3], f[4], float(f[5])))
+    if probes:
+        pmed = st.median(v for _, v in probes)
+        for t, i, te, rp, d in hruns:
+            # the line reaches the log within a probe's second of the run's end
+            ps = [v for pt, v in probes if t - d - 1.5 <= pt <= t]
+            if ps:
+                hostf[(i, te, rp)] = max(ps) / pmed
+if hostf:
+    p("### The host's speed during the runs")
+    p()
+    nslow = sum(1 for _, v in probes if v >= HOST_SLOW * pmed)
+    p(f'`scripts/bench-hostwatch.py` timed a fixed piece of work on the host once a second by the CPU '
+      f'time it took, so waiting for a CPU does not count: median {pmed:.1f} ms over {len(probes)} '
+      f'probes, {nslow} of them ({100 * nslow / len(probes):.0f}%) at {HOST_SLOW}x that or more. '
+      'The host is a container on a shared machine, whose other load it cannot see (no steal time). '
+      '"host" is the slowest probe within a run against the median; a run at '
+      f'{HOST_SLOW}x or more ran while the host itself was slow, for every implementation alike.')
+    p()
+    byi = {}
+    for (i, _t, _r), v in hostf.items():
+        a = byi.setdefault(i, [0, 0])
+        a[0] += v >= HOST_SLOW
+        a[1] += 1
+    p('Runs with the host at ' + f'{HOST_SLOW}x or more: ' +
+      ', '.join(f"{HNAME.get(i, i)} {a[0]} of {a[1]}" for i, a in sorted(byi.items())) + '.')
+    p()
+    bpts = [f'sweep_{k}_{sz}' for sz in sizes if sz >= 65536 for k in ('write', 'read', 'send')]
+    reps_ = sorted({r['rep'] for r in R if r['test'] in bpts + [stcp_t]}, key=int)
+    if reps_:
+        p('The bandwidth goals\' runs, MiB/s and in brackets the host\'s factor, by round:')
+        p()
+        p('| run | ' + ' | '.join(f'round {x}' for x in reps_) + ' |')
+        p('| --- |' + ' ---: |' * len(reps_))
+        tcp_rows = [('tcp', stcp_t)] if any(r['impl'] == 'tcp' and r['test'] == stcp_t for r in R) else []
+        for impl, t in tcp_rows + [('ours', b) for b in bpts]:
+            cells = []
+            for x in reps_:
+                rr = [r for r in R if r['impl'] == impl and r['test'] == t and r['rep'] == x and r['status'] == 'ok']
+                hf = hostf.get((impl, t, x))
+                cells.append('' if not rr else f"{float(rr[0]['value']):.1f}" + ('' if hf is None else f' ({hf:.1f})'))
+            p(f"| {'TCP (iperf3)' if impl == 'tcp' else t} | " + ' | '.join(cells) + ' |')
+        p()
+
+        def fast(impl, t):
+            return med([num(r['value']) for r in R if r['impl'] == impl and r['test'] == t and r['status'] == 'ok'
+                        and hostf.get((impl, t, r['rep']), 0) < HOST_SLOW])
+        ft = fast('tcp', stcp_t)
+        fr = [(b, fast('ours', b)) for b in bpts]
+        ok = [b for b, v in fr if v is not None and ft and v / ft >= 0.9]
+        if ft:
+            p(f'A diagnostic, not the goals: leaving out every run at a host of {HOST_SLOW}x or more, TCP\'s '
+              f'median is {ft:.1f} MiB/s and ours/TCP at these points ' +
+              ', '.join(f"{b.replace('sweep_', '')} {'n/a' if v is None else f'{v / ft:.2f}'}" for b, v in fr) +
+              f' ({len(ok)} of {len(fr)} at 0.9 or more).')
+            p()
+
 if goals:
     p('### Issue 24 goals, measured (ratio in this run)')
     p()

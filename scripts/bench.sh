@@ -119,21 +119,29 @@ if [[ -z $table_only ]]; then
 	echo "== boot $kver and measure (reps $reps, console log $out/console.log)" >&2
 	t0=$SECONDS
 	rc=0
+	# the host's own speed during each run (scripts/bench-hostwatch.py)
+	rm -f "$out/console.log" "$out/host.tsv"
+	python3 scripts/bench-hostwatch.py "$out/console.log" "$out/host.tsv" $$ &
+	watch_pid=$!
 	SIW_BENCH_RAW=$raw SIW_BENCH_OUT=$out SIW_BENCH_REPS=$reps SIW_BENCH_SCALE=$scale SIW_BENCH_IMPLS=$impls \
 		SIW_BENCH_PHASES=$phases SIW_BENCH_QUICK=$quick SIW_VM_APPEND=$vm_append SIW_BENCH_BASE_KO=$base_ko \
 		scripts/vm.sh --kernel stock --timeout 2700 -q --log "$out/console.log" scripts/bench-guest.sh || rc=$?
 	echo "wall=$((SECONDS - t0))s vm_rc=$rc" >>"$meta"
+	kill "$watch_pid" 2>/dev/null || true
+	wait "$watch_pid" 2>/dev/null || true
 	grep -a '^bench: ' "$out/console.log" | tr -d '\r' >"$out/guest.log" || true
 	((rc == 0)) || { echo "bench.sh: the guest run failed (vm.sh rc=$rc); see $out/console.log" >&2; tail -n 20 "$out/guest.log" >&2; }
 	[[ -s $raw ]] || { echo "bench.sh: no results ($raw)" >&2; exit 1; }
 else
 	raw=$table_only
+	rm -f "$out/host.tsv"
 	# a committed run keeps its meta and memory rows beside it
 	# (docs/bench/DATE-COMMIT.meta, -mem.tsv): the tables need both
 	if [[ -e ${raw%.tsv}.meta ]]; then
 		cp "${raw%.tsv}.meta" "$meta"
 		rm -f "$out/mem.tsv"
 		[[ ! -e ${raw%.tsv}-mem.tsv ]] || cp "${raw%.tsv}-mem.tsv" "$out/mem.tsv"
+		[[ ! -e ${raw%.tsv}-host.tsv ]] || cp "${raw%.tsv}-host.tsv" "$out/host.tsv"
 	fi
 	[[ -e $meta ]] || : >"$meta"
 fi
