@@ -21,6 +21,30 @@ for l in open(metaf):
 rows = [l.rstrip('\n').split('\t') for l in open(raw)]
 hdr, rows = rows[0], rows[1:]
 R = [dict(zip(hdr, r)) for r in rows]
+# ---- the host's own speed during the runs (scripts/bench-hostwatch.py) ----
+HOST_SLOW = 1.3
+HNAME = {'tcp': 'TCP', 'ours': 'ours', 'base': 'base', 'ref': "the kernel's siw", 'rxe': 'rxe'}
+hostf = {}
+probes = []
+if os.path.exists(os.path.join(out, 'host.tsv')):
+    hruns = []
+    for line in open(os.path.join(out, 'host.tsv')):
+        f = line.rstrip('\n').split('\t')
+        if f[0] == 'probe' and len(f) == 3:
+            probes.append((float(f[1]), float(f[2])))
+        elif f[0] == 'run' and len(f) == 6:
+            hruns.append((float(f[1]), f[2], f[3], f[4], float(f[5])))
+    if probes:
+        pmed = st.median(v for _, v in probes)
+        for t, i, te, rp, d in hruns:
+            # the line reaches the log within a probe's second of the run's end
+            ps = [v for pt, v in probes if t - d - 1.5 <= pt <= t]
+            if ps:
+                hostf[(i, te, rp)] = max(ps) / pmed
+# SIW_BENCH_DROP_SLOW_HOST=1: leave out every run taken while the host was
+# slow, all implementations alike (bench.sh's diagnostic goal count)
+if os.environ.get('SIW_BENCH_DROP_SLOW_HOST') == '1':
+    R = [r for r in R if hostf.get((r['impl'], r['test'], r['rep']), 0) < HOST_SLOW]
 # The main table's points for an implementation that did not run them in
 # the table phase (the kernel's siw, rxe) come from the sweep's turns at
 # the same size; its latency rows from the latency phase's turns.
@@ -485,26 +509,6 @@ for s in sizes:
         t = f'sweep_{k}_{s}'
         goals.append((f'bandwidth ib_{k}_bw {size_name(s)} (sweep) vs TCP', rat(val('ours', t), stcp), 0.9, True,
                       turn_ratios('ours', t, 'tcp', stcp_t)))
-# ---- the host's own speed during the runs (scripts/bench-hostwatch.py) ----
-HOST_SLOW = 1.3
-HNAME = {'tcp': 'TCP', 'ours': 'ours', 'base': 'base', 'ref': "the kernel's siw", 'rxe': 'rxe'}
-hostf = {}
-probes = []
-if os.path.exists(os.path.join(out, 'host.tsv')):
-    hruns = []
-    for line in open(os.path.join(out, 'host.tsv')):
-        f = line.rstrip('\n').split('\t')
-        if f[0] == 'probe' and len(f) == 3:
-            probes.append((float(f[1]), float(f[2])))
-        elif f[0] == 'run' and len(f) == 6:
-            hruns.append((float(f[1]), f[2], f[3], f[4], float(f[5])))
-    if probes:
-        pmed = st.median(v for _, v in probes)
-        for t, i, te, rp, d in hruns:
-            # the line reaches the log within a probe's second of the run's end
-            ps = [v for pt, v in probes if t - d - 1.5 <= pt <= t]
-            if ps:
-                hostf[(i, te, rp)] = max(ps) / pmed
 if hostf:
     p("### The host's speed during the runs")
     p()
