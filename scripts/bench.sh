@@ -147,32 +147,6 @@ else
 fi
 
 python3 scripts/bench-report.py "$raw" "$meta" "$out"
-# a diagnostic beside the goals: the same count without the runs taken while
-# the host itself was slow (scripts/bench-hostwatch.py), all implementations
-# alike
-if [[ -s $out/host.tsv ]]; then
-	mkdir -p "$out/host-steady"
-	cp "$out/mem.tsv" "$out/host-steady/" 2>/dev/null || true
-	cp "$out/host.tsv" "$out/host-steady/"
-	SIW_BENCH_DROP_SLOW_HOST=1 python3 scripts/bench-report.py "$raw" "$meta" "$out/host-steady"
-	python3 - "$out/results.md" "$out/host-steady/results.md" <<'PY'
-import re
-import sys
-f, g = sys.argv[1:3]
-rows = [l for l in open(g) if re.match(r'^\| .* \| [<>]= [0-9.]+ \|', l)]
-met = sum(1 for l in rows if l.rstrip().endswith('| yes |'))
-miss = sum(1 for l in rows if l.rstrip().endswith('| no |'))
-s = open(f).read()
-i = s.find(' goals met.\n')
-if i >= 0 and rows:
-    j = i + len(' goals met.\n')
-    s = (s[:j] + '\nA diagnostic, not the goals: with every perftest and iperf3 run taken while the host '
-         'was at 1.3x or more left out ("The host\'s speed" above; all implementations alike; the '
-         f'connection rows are not timed so), {met} of {len(rows)} goals met, {miss} missed and '
-         f'{len(rows) - met - miss} left without runs on one side.\n' + s[j:])
-    open(f, 'w').write(s)
-PY
-fi
 rm -f "$out/sweep.svg" "$out/qps.svg"
 if command -v gnuplot >/dev/null; then
 	gnuplot -e "dir='$out'" scripts/bench-plot.gnuplot 2>"$out/gnuplot.log" ||
