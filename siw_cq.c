@@ -1,10 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * siw: completions. A finished work request becomes a CQE here, with
- * the consumer's notification (siw_cqe_add()); a CQ without room stops
- * the QP (siw_cq_overflow()). Send queue completions keep posting order:
- * one due behind our Reads still outstanding or behind a zero-copy
- * message TCP has not released yet waits in qp->sq_done.
+ * siw: completions. A finished work request becomes a CQE here; a CQ
+ * without room stops the QP (siw_cq_overflow()).
+ *
+ * Completion order is a verbs guarantee, so each queue has one lock
+ * under which its completions are both ordered and written:
+ *  - send queue: orq_lock. A completion due behind one of our Reads
+ *    still outstanding, or behind a zero-copy message TCP has not
+ *    released, waits in qp->sq_done; whoever makes it due (the Read's
+ *    end, a release, the transmitter) writes it in the same critical
+ *    section that decided it.
+ *  - receive queue: the RX engine writes the completion of the one WQE
+ *    it holds; flushers take and complete the others one at a time
+ *    under rq_lock, never past the RX engine's WQE (siw_qp_flush_rq()).
+ * cq->lock nests inside both; the consumer's handler and the overflow's
+ * events run after every siw lock is dropped (siw_cqe_after()).
  */
 #include <kunit/visibility.h>
 
@@ -65,9 +75,9 @@ static void siw_cq_overflow(struct siw_cq *cq, struct siw_qp *qp)
 }
 
 /**
- * siw_cqe_add - write one completion and notify the consumer if armed
+ * siw_cqe_put - write one completion, under the lock that orders it
  * @cq: completion queue
- * @sqe: work request being completed (id and opcode taken from it)
+ * @id: the work request's id
  * @opcode: enum siw_opcode to report
  * @bytes: byte count
  * @status: completion status
@@ -75,26 +85,29 @@ static void siw_cq_overflow(struct siw_cq *cq, struct siw_qp *qp)
  * @inval_stag: STag invalidated by the received message, 0 if none
  * @qp: QP the work request belongs to
  *
- * An entry still owned by the consumer is never overwritten: the CQ
- * overflowed, siw_cq_overflow() reports it and -ENOSPC is returned.
+ * An entry still owned by the consumer is never overwritten. What the
+ * write leaves to do, the caller hands to siw_cqe_after() once it has
+ * dropped its locks.
+ *
+ * Return: SIW_CQE_NOTIFY if the consumer is to be called, 0, or -ENOSPC
+ * if the CQ is full (the completion is lost: the QP must stop).
  */
-int siw_cqe_add(struct siw_cq *cq, const struct siw_sqe *sqe, u8 opcode,
-		u32 bytes, enum ib_wc_status status, bool solicited,
-		u32 inval_stag, struct siw_qp *qp)
+int siw_cqe_put(struct siw_cq *cq, u64 id, u8 opcode, u32 bytes,
+		enum ib_wc_status status, bool solicited, u32 inval_stag,
+		struct siw_qp *qp)
 {
 	struct siw_cqe *cqe;
 	unsigned long flags;
-	bool notify = false;
+	int rv = 0;
 	u32 arm;
 
 	spin_lock_irqsave(&cq->lock, flags);
-	cqe = &cq->queue[cq->put % cq->num_cqe];
+	cqe = siw_cq_slot(cq, cq->put);
 	if (READ_ONCE(cqe->flags) & SIW_WQE_VALID) {
 		spin_unlock_irqrestore(&cq->lock, flags);
-		siw_cq_overflow(cq, qp);
 		return -ENOSPC;
 	}
-	cqe->id = sqe->id;
+	cqe->id = id;
 	cqe->opcode = opcode;
 	cqe->status = siw_cqe_status(cq, status);
 	cqe->bytes = bytes;
@@ -109,7 +122,7 @@ int siw_cqe_add(struct siw_cq *cq, const struct siw_sqe *sqe, u8 opcode,
 			  SIW_WQE_VALID | (inval_stag && !cq->user ?
 					   SIW_CQE_INVAL : 0));
 	cq->put++;
-	trace_siw_cqe(cq, qp, sqe->id, opcode, bytes, status);
+	trace_siw_cqe(cq, qp, id, opcode, bytes, status);
 
 	/*
 	 * Store VALID, then load the arm flags; siw_req_notify_cq() (and
@@ -126,40 +139,63 @@ int siw_cqe_add(struct siw_cq *cq, const struct siw_sqe *sqe, u8 opcode,
 	     (solicited || status != IB_WC_SUCCESS))) {
 		/* disarm only what we read: a re-arm in between stays */
 		cmpxchg(&cq->ctrl->flags, arm, SIW_NOTIFY_NOT);
-		notify = true;
+		rv = SIW_CQE_NOTIFY;
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
+	return rv;
+}
+EXPORT_SYMBOL_IF_KUNIT(siw_cqe_put);
 
-	if (notify && cq->base.comp_handler)
-		cq->base.comp_handler(&cq->base, cq->base.cq_context);
-	return 0;
+/* Two outcomes of siw_cqe_put() on one CQ as one: a loss wins. */
+static int siw_cqe_note(int acc, int rv)
+{
+	return acc < 0 || rv < 0 ? -ENOSPC : acc | rv;
 }
 
-void siw_wqe_complete(struct siw_qp *qp, struct siw_wqe *wqe,
-		      enum ib_wc_status status, bool recv, u32 bytes,
-		      u32 inval_stag, bool solicited)
+/**
+ * siw_cqe_after - act on what siw_cqe_put() returned, without siw locks
+ * @cq: the CQ written
+ * @qp: the QP whose completion it was
+ * @note: siw_cqe_put()'s return (or several, siw_cqe_note())
+ */
+void siw_cqe_after(struct siw_cq *cq, struct siw_qp *qp, int note)
 {
-	struct siw_sqe *sqe = &wqe->sqe;
+	if (note < 0)
+		siw_cq_overflow(cq, qp);
+	else if (note && cq->base.comp_handler)
+		cq->base.comp_handler(&cq->base, cq->base.cq_context);
+}
 
-	if (recv) {
-		siw_cqe_add(qp->rcq, sqe, SIW_OP_RECEIVE, bytes, status,
-			    solicited, inval_stag, qp);
-	} else if (siw_sqe_signalled(qp, sqe) || status != IB_WC_SUCCESS) {
-		siw_cqe_add(qp->scq, sqe, sqe->opcode, bytes, status, false,
-			    0, qp);
-	}
+/**
+ * siw_recv_complete - the RX engine completes the receive WQE it holds
+ * @qp: the QP
+ * @wqe: the RX engine's WQE; its MR references are dropped and it is
+ *	no longer held, so a flusher may go on behind it
+ * @status: completion status
+ * @bytes: byte count
+ * @inval_stag: STag the message invalidated, 0 if none
+ * @solicited: a solicited Send
+ */
+void siw_recv_complete(struct siw_qp *qp, struct siw_wqe *wqe,
+		       enum ib_wc_status status, u32 bytes, u32 inval_stag,
+		       bool solicited)
+{
+	int rv = siw_cqe_put(qp->rcq, wqe->sqe.id, SIW_OP_RECEIVE, bytes,
+			     status, solicited, inval_stag, qp);
+
+	siw_cqe_after(qp->rcq, qp, rv);
+	/* after the CQE: a flusher seeing it released writes behind it */
 	siw_wqe_release(wqe);
 }
-EXPORT_SYMBOL_IF_KUNIT(siw_wqe_complete);
+EXPORT_SYMBOL_IF_KUNIT(siw_recv_complete);
 
 /* ------------------------------------------- send queue completions */
 
-static void siw_sq_cqe(struct siw_qp *qp, const struct siw_sq_done *d)
+static int siw_sq_cqe(struct siw_qp *qp, const struct siw_sq_done *d)
 {
-	struct siw_sqe sqe = { .id = d->id };
-
-	siw_cqe_add(qp->scq, &sqe, d->opcode, d->bytes, d->status, false, 0,
-		    qp);
+	lockdep_assert_held(&qp->orq_lock);
+	return siw_cqe_put(qp->scq, d->id, d->opcode, d->bytes, d->status,
+			   false, 0, qp);
 }
 
 /* Its Reads are done and its zero-copy messages released. */
@@ -177,58 +213,54 @@ static bool siw_sq_done_waiting(struct siw_qp *qp, u32 zc_seq)
 }
 
 /*
- * Report queued completions that are due, oldest first. One caller
- * reports at a time, others ask it for another pass: the CQ is written
- * outside orq_lock and the order must hold all the same.
+ * Write the queued completions that are due, oldest first (@flush: all
+ * of them, with a flush error), in the caller's orq_lock section: the
+ * order decided there is the order written. Stops at a full CQ.
  */
-static void siw_sq_done_drain(struct siw_qp *qp, bool flush)
+static int siw_sq_done_drain(struct siw_qp *qp, bool flush)
 {
-	struct siw_sq_done d;
+	struct siw_sq_done *d;
+	int note = 0, rv;
+
+	lockdep_assert_held(&qp->orq_lock);
+	while (qp->sq_done && qp->sq_done_get != qp->sq_done_put) {
+		d = &qp->sq_done[qp->sq_done_get % qp->sq_done_size];
+		if (!flush && !siw_sq_done_due(qp, d))
+			break;
+		qp->sq_done_get++;
+		if (flush)
+			d->status = IB_WC_WR_FLUSH_ERR;
+		if (!d->report && !flush)
+			continue;
+		rv = siw_sq_cqe(qp, d);
+		note = siw_cqe_note(note, rv);
+		if (rv < 0)
+			break;
+	}
+	return note;
+}
+
+static void siw_sq_drain(struct siw_qp *qp, bool flush)
+{
 	unsigned long flags;
-	bool fl;
+	int note;
 
 	spin_lock_irqsave(&qp->orq_lock, flags);
-	qp->sq_drain_flush |= flush;
-	if (qp->sq_draining) {
-		qp->sq_drain_again = true;
-		spin_unlock_irqrestore(&qp->orq_lock, flags);
-		return;
-	}
-	qp->sq_draining = true;
-	for (;;) {
-		fl = qp->sq_drain_flush;
-		if (!qp->sq_done || qp->sq_done_get == qp->sq_done_put ||
-		    (!fl && !siw_sq_done_due(qp, &qp->sq_done[qp->sq_done_get %
-							      qp->sq_done_size]))) {
-			if (!qp->sq_drain_again)
-				break;
-			qp->sq_drain_again = false;
-			continue;
-		}
-		d = qp->sq_done[qp->sq_done_get % qp->sq_done_size];
-		qp->sq_done_get++;
-		spin_unlock_irqrestore(&qp->orq_lock, flags);
-		if (fl)
-			d.status = IB_WC_WR_FLUSH_ERR;
-		if (d.report || fl)
-			siw_sq_cqe(qp, &d);
-		spin_lock_irqsave(&qp->orq_lock, flags);
-	}
-	qp->sq_draining = false;
-	qp->sq_drain_flush = false;
+	note = siw_sq_done_drain(qp, flush);
 	spin_unlock_irqrestore(&qp->orq_lock, flags);
+	siw_cqe_after(qp->scq, qp, note);
 }
 
 /* TX work: report what waited for zero-copy releases. */
 void siw_sq_done_report(struct siw_qp *qp)
 {
-	siw_sq_done_drain(qp, false);
+	siw_sq_drain(qp, false);
 }
 
 /* Everything still queued completes with a flush error. */
 void siw_sq_done_flush(struct siw_qp *qp)
 {
-	siw_sq_done_drain(qp, true);
+	siw_sq_drain(qp, true);
 }
 
 /**
@@ -255,7 +287,7 @@ void siw_sq_complete(struct siw_qp *qp, struct siw_wqe *wqe,
 	bool signal = siw_sqe_signalled(qp, &wqe->sqe) ||
 		      status != IB_WC_SUCCESS;
 	unsigned long flags;
-	bool queued = false;
+	int note;
 
 	siw_wqe_release(wqe);
 	if (!signal)
@@ -267,14 +299,14 @@ void siw_sq_complete(struct siw_qp *qp, struct siw_wqe *wqe,
 	if (qp->sq_done && siw_sq_done_waiting(qp, d.zc_seq)) {
 		d.read_seq = qp->orq_put;
 		qp->sq_done[qp->sq_done_put++ % qp->sq_done_size] = d;
-		queued = true;
+		note = siw_sq_done_drain(qp, false);	/* it may be due */
+	} else {
+		note = siw_sq_cqe(qp, &d);
 	}
 	spin_unlock_irqrestore(&qp->orq_lock, flags);
-	if (queued)
-		siw_sq_done_drain(qp, false);	/* it may be due already */
-	else
-		siw_sq_cqe(qp, &d);
+	siw_cqe_after(qp->scq, qp, note);
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_sq_complete);
 
 /**
  * siw_sq_read_issue - a Read of ours goes out (caller holds orq_lock)
@@ -303,35 +335,100 @@ void siw_sq_read_issue(struct siw_qp *qp, struct siw_wqe *wqe)
 	wqe->queued = true;
 }
 
+/*
+ * One of our Reads ended: its completion is written, or filled into its
+ * queued place, and what waited behind it follows, all under orq_lock.
+ */
+static int siw_sq_read_end(struct siw_qp *qp, struct siw_wqe *wqe,
+			   enum ib_wc_status status, u32 bytes)
+{
+	bool report = siw_sqe_signalled(qp, &wqe->sqe) ||
+		      status != IB_WC_SUCCESS;
+	struct siw_sq_done d = {
+		.id = wqe->sqe.id,
+		.opcode = wqe->sqe.opcode,
+		.status = status,
+		.bytes = bytes,
+		.report = report,
+	};
+	int note = 0;
+
+	lockdep_assert_held(&qp->orq_lock);
+	if (wqe->queued && qp->sq_done)
+		qp->sq_done[wqe->done_slot % qp->sq_done_size] = d;
+	else if (report)
+		note = siw_sq_cqe(qp, &d);
+	wqe->queued = false;
+	/* the receiver lets go of it here: a flush may go on behind it */
+	WRITE_ONCE(wqe->active, false);
+	qp->reads_done++;
+	return siw_cqe_note(note, siw_sq_done_drain(qp, false));
+}
+
 /**
  * siw_sq_read_done - one of our Reads completed (or was flushed)
  * @qp: the QP
  * @wqe: the Read work request (its MR references are dropped here)
  * @status: completion status
  * @bytes: byte count
+ *
+ * In ERROR the transmitter's flush may be waiting for this Read, the one
+ * the receiver held (siw_sq_flush_reads()): it is run again.
  */
 void siw_sq_read_done(struct siw_qp *qp, struct siw_wqe *wqe,
 		      enum ib_wc_status status, u32 bytes)
 {
 	unsigned long flags;
+	int note;
 
-	if (!wqe->queued)
-		siw_wqe_complete(qp, wqe, status, false, bytes, 0, false);
-	else
-		siw_wqe_release(wqe);
+	siw_wqe_put_mrs(wqe);
+	spin_lock_irqsave(&qp->orq_lock, flags);
+	note = siw_sq_read_end(qp, wqe, status, bytes);
+	spin_unlock_irqrestore(&qp->orq_lock, flags);
+	siw_cqe_after(qp->scq, qp, note);
+	if (READ_ONCE(qp->attrs.state) == SIW_QP_ERROR)
+		siw_qp_wake_tx(qp);
+}
+EXPORT_SYMBOL_IF_KUNIT(siw_sq_read_done);
+
+/**
+ * siw_sq_flush_reads - flush our Reads and the completions queued behind
+ * them, for the transmitter of a QP in ERROR
+ * @qp: the QP
+ *
+ * Nothing posted after a Read may complete before it. While the receiver
+ * holds one (its response is arriving, rx.rdmap.rresp), nothing is
+ * flushed: the receiver completes it (it stops placing in ERROR, and
+ * the connection's close flushes it, siw_rdmap_rx_flush()), and its end
+ * runs the transmitter again (siw_sq_read_done()). The receiver takes no
+ * Read off the ORQ once the QP is in ERROR (siw_orq_pop()), so the look
+ * and the flush need one critical section only.
+ *
+ * Return: 0, or -EBUSY while the receiver holds a Read.
+ */
+int siw_sq_flush_reads(struct siw_qp *qp)
+{
+	struct siw_orq_entry *e;
+	unsigned long flags;
+	int note = 0;
 
 	spin_lock_irqsave(&qp->orq_lock, flags);
-	if (wqe->queued && qp->sq_done) {
-		struct siw_sq_done *d =
-			&qp->sq_done[wqe->done_slot % qp->sq_done_size];
-
-		d->status = status;
-		d->bytes = bytes;
-		d->report = siw_sqe_signalled(qp, &wqe->sqe) ||
-			    status != IB_WC_SUCCESS;
+	if (READ_ONCE(qp->rx.rdmap.rresp.active)) {
+		spin_unlock_irqrestore(&qp->orq_lock, flags);
+		return -EBUSY;
 	}
-	wqe->queued = false;
-	qp->reads_done++;
+	while (qp->orq && qp->orq_get != qp->orq_put && note >= 0) {
+		e = siw_orq_slot(qp, qp->orq_get++);
+		/* safe in any context (siw_mr_put()) */
+		siw_wqe_put_mrs(&e->wqe);
+		note = siw_cqe_note(note, siw_sq_read_end(qp, &e->wqe,
+							  IB_WC_WR_FLUSH_ERR,
+							  0));
+	}
+	qp->irq_get = qp->irq_put;
+	note = siw_cqe_note(note, siw_sq_done_drain(qp, true));
 	spin_unlock_irqrestore(&qp->orq_lock, flags);
-	siw_sq_done_drain(qp, false);
+	siw_cqe_after(qp->scq, qp, note);
+	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_sq_flush_reads);

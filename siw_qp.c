@@ -273,7 +273,9 @@ int siw_qp_to_rts(struct siw_qp *qp, const struct siw_llp_params *p)
 	/* 0 is a valid answer: no RDMA Reads that way (RFC 6581 3.2) */
 	u32 ird = min_t(u32, p->ird, SIW_MAX_IRD);
 	u32 ord = min_t(u32, p->ord, SIW_MAX_ORD);
-	u32 ndone = max_t(u32, qp->attrs.sq_size, 16);
+	/* powers of 2 for the index wrap (siw_cq_depth()); limits: ird, ord */
+	u32 nirq = siw_cq_depth(ird), norq = siw_cq_depth(ord);
+	u32 ndone = siw_cq_depth(max_t(u32, qp->attrs.sq_size, 16));
 	struct siw_sq_done *done;
 
 	struct mem_cgroup *old_memcg;
@@ -285,8 +287,8 @@ int siw_qp_to_rts(struct siw_qp *qp, const struct siw_llp_params *p)
 	 * failure is reported by the caller ("cannot enter RTS").
 	 */
 	old_memcg = set_active_memcg(qp->memcg);
-	irq = kvcalloc(ird, sizeof(*irq), gfp);
-	orq = kvcalloc(ord, sizeof(*orq), gfp);
+	irq = kvcalloc(nirq, sizeof(*irq), gfp);
+	orq = kvcalloc(norq, sizeof(*orq), gfp);
 	done = kvcalloc(ndone, sizeof(*done), gfp);
 	set_active_memcg(old_memcg);
 	if (!irq || !orq || !done) {
@@ -307,14 +309,13 @@ int siw_qp_to_rts(struct siw_qp *qp, const struct siw_llp_params *p)
 		return -EINVAL;
 	}
 	qp->irq = irq;
+	qp->irq_size = nirq;
 	qp->orq = orq;
+	qp->orq_size = norq;
 	qp->sq_done = done;
 	qp->sq_done_size = ndone;
 	qp->sq_done_put = 0;
 	qp->sq_done_get = 0;
-	qp->sq_draining = false;
-	qp->sq_drain_again = false;
-	qp->sq_drain_flush = false;
 	qp->reads_done = 0;
 	qp->attrs.ird = ird;
 	qp->attrs.ord = ord;
@@ -375,6 +376,7 @@ enum siw_qp_state siw_qp_set_state_error(struct siw_qp *qp)
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 	return old;
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_qp_set_state_error);
 
 /**
  * siw_qp_to_error - move to ERROR, close the connection, flush

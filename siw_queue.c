@@ -10,10 +10,13 @@
  *  - RQ/SRQ ring: consumed by the RX parser under rq_lock (srq->lock);
  *    rx.rdmap.rwqe belongs to the RX parser, which runs under the socket
  *    lock.
- *  - ORQ (our reads in flight): pushed by TX, popped by RX, orq_lock.
+ *  - ORQ (our reads in flight): pushed by TX, popped by RX, orq_lock; the
+ *    Read whose response is arriving is the RX parser's (rx.rdmap.rresp).
  *  - IRQ (peer's reads to answer): pushed by RX, popped by TX, orq_lock.
- * In-progress work requests are flushed by their owner, so flush
- * completions keep the order in which the work was posted.
+ * A flush never completes a work request posted after one an engine
+ * still holds: the RQ's flushers stop at the RX parser's receive, the
+ * send side's at its Read (siw_sq_flush_reads()); siw_cq.c says under
+ * which lock each queue's completions are written.
  */
 #include <kunit/visibility.h>
 
@@ -80,6 +83,35 @@ static enum ib_wc_status siw_sqe_check(struct siw_qp *qp,
 	return IB_WC_SUCCESS;
 }
 
+/*
+ * Policy: whether the transmitter keeps the user SQ slot of @wqe VALID
+ * while its message is sent (siw_sq_release() lets go of it). libsiw
+ * rings the doorbell only if, after making its new SQE VALID, it finds
+ * the one before already released; so while the slot is held, posts
+ * need no system call and the transmitter finds them when it lets go.
+ * Worth it for a stream of small Sends and Writes (a second doorbell
+ * with nothing received: a ping-pong receives between its posts and
+ * never waits behind a slot). A Read in a stream (another one in
+ * flight, or one whose completion the user does not wait for: a
+ * ping-pong's is signalled and finds none in flight) is held until its
+ * request is framed, as its response can complete it within the socket
+ * call that sends the request (siw_tx_fill()); without the unsignalled
+ * case, a stream whose round trips each end within the doorbell (both
+ * ends on one host) never has a Read in flight at its next post. Not
+ * held: a kernel QP's (its posts always kick), a large message's (its
+ * posts are better rung: a doorbell then sends as the socket drains).
+ */
+static bool siw_sqe_hold(struct siw_qp *qp, const struct siw_wqe *wqe,
+			 bool orq_busy)
+{
+	if (!qp->user || !wqe->active)
+		return false;
+	if (siw_sqe_is_read(&wqe->sqe))
+		return orq_busy || !siw_sqe_signalled(qp, &wqe->sqe);
+	return READ_ONCE(qp->db_streak) >= SIW_TX_HOLD_DBS &&
+	       wqe->bytes <= SIW_TX_STREAM_LEN;
+}
+
 /**
  * siw_sqe_take - take the next SQE from the send ring into @wqe
  * @qp: the QP
@@ -135,34 +167,9 @@ static int siw_sqe_take(struct siw_qp *qp, struct siw_wqe *wqe, bool flush)
 	wqe->done = 0;
 	wqe->status = siw_sqe_check(qp, wqe);
 	wqe->active = wqe->status == IB_WC_SUCCESS;
-	/*
-	 * libsiw rings the doorbell only if, after making its new SQE
-	 * VALID, it finds the one before already released. For a user's
-	 * small Send or Write in a stream (a second doorbell with nothing
-	 * received; a ping-pong receives between its posts and never
-	 * waits behind a slot) the transmitter keeps the slot VALID until
-	 * the message is queued to TCP: posts made meanwhile need no system
-	 * call, and the transmitter finds them when it lets go
-	 * (siw_sq_release()). A Read in a stream (another one in flight, or
-	 * one whose completion the user does not wait for: a ping-pong's is
-	 * signalled and finds none in flight) is held until its request is
-	 * framed, as its response can complete it within the socket call
-	 * that sends the request (siw_tx_fill()). The unsignalled Read
-	 * matters where the whole round trip runs within the doorbell (both
-	 * ends on one host): then no Read is ever in flight at the next post,
-	 * and the stream went on one system call and one packet per Read.
-	 * Everything else is let go of now, with the barrier
-	 * siw_sq_release() explains: a flush; a kernel QP, whose posts always
-	 * kick; a large message, whose posts are better rung (a doorbell
-	 * then sends as the socket drains).
-	 */
 	if (WARN_ON_ONCE(qp->tx.held))
 		siw_sq_release(qp);
-	if (!flush && qp->user && wqe->active &&
-	    (siw_sqe_is_read(&wqe->sqe) ?
-	     orq_busy || !siw_sqe_signalled(qp, &wqe->sqe) :
-	     READ_ONCE(qp->db_streak) >= SIW_TX_HOLD_DBS &&
-	     wqe->bytes <= SIW_TX_STREAM_LEN))
+	if (!flush && siw_sqe_hold(qp, wqe, orq_busy))
 		qp->tx.held = slot;
 	else
 		smp_store_mb(slot->flags, 0);	/* see siw_sq_release() */
@@ -343,7 +350,8 @@ static int siw_wqe_resolve(struct siw_qp *qp, struct siw_wqe *wqe,
 	return IB_WC_SUCCESS;
 }
 
-void siw_wqe_release(struct siw_wqe *wqe)
+/* Drop the MR references a WQE's SGL holds; any context. */
+void siw_wqe_put_mrs(struct siw_wqe *wqe)
 {
 	int i;
 
@@ -353,6 +361,11 @@ void siw_wqe_release(struct siw_wqe *wqe)
 			wqe->mr[i] = NULL;
 		}
 	}
+}
+
+void siw_wqe_release(struct siw_wqe *wqe)
+{
+	siw_wqe_put_mrs(wqe);
 	/* flushers read the RX engine's WQE's flag without its lock */
 	WRITE_ONCE(wqe->active, false);
 }
@@ -472,10 +485,14 @@ static bool siw_orq_take(struct siw_qp *qp, struct siw_wqe *w, bool limit,
 	bool got = false;
 
 	spin_lock_bh(&qp->orq_lock);
-	if (qp->orq && qp->orq_get != qp->orq_put) {
-		e = &qp->orq[qp->orq_get % qp->attrs.ord];
+	/* in ERROR the ORQ is the flush's (siw_sq_flush_reads()) */
+	if (qp->orq && qp->orq_get != qp->orq_put &&
+	    READ_ONCE(qp->attrs.state) != SIW_QP_ERROR) {
+		e = siw_orq_slot(qp, qp->orq_get);
 		if (!limit || (s32)(e->wqe.rreq_msn - msn) < 0) {
 			memcpy(w, &e->wqe, sizeof(*w));
+			/* held from here, as the flush sees it */
+			w->active = true;
 			qp->orq_get++;
 			got = true;
 		}
@@ -508,77 +525,82 @@ bool siw_orq_pop(struct siw_qp *qp, struct siw_wqe *w)
 {
 	return siw_orq_take(qp, w, false, 0);
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_orq_pop);
 
 /* ----------------------------------------------------------- flush */
 
 /**
  * siw_qp_flush_sq - complete what is queued on the SQ with a flush error
  * @qp: the QP, in ERROR; caller is the transmitter (tx_mutex held) or the
- *	QP's teardown, so no SQE is in flight ahead of these
+ *	QP's teardown, after siw_sq_flush_reads() found no Read held and
+ *	the transmitter's own WQE was completed: nothing earlier is left
  *
  * One ring's worth at most: user space can set VALID again behind us for
  * as long as it likes, and a full CQ ends the pass (the QP already went
- * to error for the completion it lost).
+ * to error for the completion it lost). Written under orq_lock, as every
+ * send completion is.
  */
 void siw_qp_flush_sq(struct siw_qp *qp)
 {
 	struct siw_wqe wqe;
+	unsigned long flags;
 	u32 n;
+	int rv;
 
 	for (n = 0; n < qp->attrs.sq_size; n++) {
 		if (siw_sqe_take(qp, &wqe, true) == -ENOENT)
 			break;
 		siw_wqe_release(&wqe);
 		/* flush errors always complete, signaled or not */
-		if (siw_cqe_add(qp->scq, &wqe.sqe, wqe.sqe.opcode, 0,
-				IB_WC_WR_FLUSH_ERR, false, 0, qp))
+		spin_lock_irqsave(&qp->orq_lock, flags);
+		rv = siw_cqe_put(qp->scq, wqe.sqe.id, wqe.sqe.opcode, 0,
+				 IB_WC_WR_FLUSH_ERR, false, 0, qp);
+		spin_unlock_irqrestore(&qp->orq_lock, flags);
+		siw_cqe_after(qp->scq, qp, rv);
+		if (rv < 0)
 			break;
 	}
 }
 EXPORT_SYMBOL_IF_KUNIT(siw_qp_flush_sq);
 
-void siw_qp_flush_orq(struct siw_qp *qp)
-{
-	struct siw_orq_entry *e;
-	unsigned long flags;
-
-	spin_lock_irqsave(&qp->orq_lock, flags);
-	while (qp->orq && qp->orq_get != qp->orq_put) {
-		e = &qp->orq[qp->orq_get % qp->attrs.ord];
-		qp->orq_get++;
-		spin_unlock_irqrestore(&qp->orq_lock, flags);
-		siw_sq_read_done(qp, &e->wqe, IB_WC_WR_FLUSH_ERR, 0);
-		spin_lock_irqsave(&qp->orq_lock, flags);
-	}
-	qp->irq_get = qp->irq_put;
-	spin_unlock_irqrestore(&qp->orq_lock, flags);
-	siw_sq_done_flush(qp);
-}
-
 /**
  * siw_qp_flush_rq - complete what is posted on the RQ with a flush error
  * @qp: the QP, in ERROR
  *
- * Any context but under no ring or CQ lock. Stops at a WQE the RX engine
- * holds (it flushes the rest once done, siw_rx_flush()), after one
- * ring's worth (user space may keep posting garbage), or at a full CQ.
- * An SRQ's WQEs are not the QP's: they stay for the others.
+ * Any context but under no ring or CQ lock. Modify, the CM, the flush
+ * work and teardown may flush at once: each entry is taken and its CQE
+ * written in one rq_lock section, so they complete in ring order. Stops
+ * at a WQE the RX engine holds (it flushes the rest once done,
+ * siw_rx_flush()), after one ring's worth (user space may keep posting
+ * garbage), or at a full CQ. An SRQ's WQEs are not the QP's: they stay
+ * for the others.
  */
 void siw_qp_flush_rq(struct siw_qp *qp)
 {
-	struct siw_wqe wqe;
+	struct siw_rqe *slot;
+	unsigned long flags;
+	u64 id;
 	u32 n;
-	int rv;
+	int rv = 0;
 
-	if (qp->srq)
+	if (qp->srq || !qp->attrs.rq_size)
 		return;
-	for (n = 0; n < qp->attrs.rq_size; n++) {
-		rv = siw_rqe_take(qp, &wqe, true);
-		if (rv == -ENOENT || rv == -EBUSY)
+	for (n = 0; n < qp->attrs.rq_size && rv >= 0; n++) {
+		spin_lock_irqsave(&qp->rq_lock, flags);
+		slot = &qp->recvq[qp->rq_get % qp->attrs.rq_size];
+		if (READ_ONCE(qp->rx.rdmap.rwqe.active) ||
+		    /* acquire: the RQE was written before VALID */
+		    !(smp_load_acquire(&slot->flags) & SIW_WQE_VALID)) {
+			spin_unlock_irqrestore(&qp->rq_lock, flags);
 			break;
-		if (siw_cqe_add(qp->rcq, &wqe.sqe, SIW_OP_RECEIVE, 0,
-				IB_WC_WR_FLUSH_ERR, false, 0, qp))
-			break;
+		}
+		id = READ_ONCE(slot->id);
+		WRITE_ONCE(slot->flags, 0);
+		qp->rq_get++;
+		rv = siw_cqe_put(qp->rcq, id, SIW_OP_RECEIVE, 0,
+				 IB_WC_WR_FLUSH_ERR, false, 0, qp);
+		spin_unlock_irqrestore(&qp->rq_lock, flags);
+		siw_cqe_after(qp->rcq, qp, rv);
 	}
 }
 EXPORT_SYMBOL_IF_KUNIT(siw_qp_flush_rq);
@@ -588,8 +610,9 @@ EXPORT_SYMBOL_IF_KUNIT(siw_qp_flush_rq);
  * @qp: the QP
  *
  * The receive queue is flushed here; the send side (ORQ, queued
- * completions, SQ) only by the transmitter, which keeps posting order
- * because it alone takes SQEs: it is run for that (siw_tx_run()).
+ * completions, SQ) only by the transmitter, which alone takes SQEs and
+ * waits for a Read the receiver holds (siw_sq_flush_reads()): it is run
+ * for that (siw_tx_run()).
  */
 void siw_qp_flush(struct siw_qp *qp)
 {

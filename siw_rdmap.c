@@ -222,7 +222,7 @@ static void siw_rdmap_tx_rreq(struct siw_qp *qp, struct siw_wqe *wqe)
 	wqe->rreq_msn = qp->tx.ddp.msn_last[DDP_QN_READ_REQ] + 1;
 	/* the ORQ entry owns the WQE (and its MR refs) from here */
 	spin_lock_bh(&qp->orq_lock);
-	e = &qp->orq[qp->orq_put % qp->attrs.ord];
+	e = siw_orq_slot(qp, qp->orq_put);
 	siw_sq_read_issue(qp, wqe);
 	memcpy(&e->wqe, wqe, sizeof(*wqe));
 	qp->orq_put++;
@@ -272,6 +272,7 @@ int siw_rdmap_tx_start(struct siw_qp *qp, struct siw_wqe *wqe)
 		return 0;
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_rdmap_tx_start);
 
 /**
  * siw_rdmap_tx_rresp - the Read Response for the oldest inbound Read
@@ -296,7 +297,7 @@ int siw_rdmap_tx_rresp(struct siw_qp *qp)
 		spin_unlock_bh(&qp->orq_lock);
 		return -ENOENT;
 	}
-	e = qp->irq[qp->irq_get % qp->attrs.ird];
+	e = *siw_irq_slot(qp, qp->irq_get);
 	qp->irq_get++;
 	spin_unlock_bh(&qp->orq_lock);
 
@@ -327,6 +328,7 @@ int siw_rdmap_tx_rresp(struct siw_qp *qp)
 	m->to = e.sink_to;
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_rdmap_tx_rresp);
 
 /* Zero-length message that tells an MPA v2 responder we are ready. */
 void siw_rdmap_tx_rtr(struct siw_qp *qp)
@@ -522,7 +524,7 @@ static int siw_rx_send_begin(struct siw_qp *qp, struct siw_wqe *w)
 				    "Send for a QP in error");
 	if (rv) {
 		/* malformed or not accessible: still ours to complete */
-		siw_wqe_complete(qp, w, w->status, true, 0, 0, false);
+		siw_recv_complete(qp, w, w->status, 0, 0, false);
 		return siw_rx_error(e, TERM_LAYER_RDMAP,
 				    TERM_RDMAP_ETYPE_LOCAL_CATA, 0,
 				    rv == -EACCES ?
@@ -562,8 +564,7 @@ static int siw_rx_send(struct siw_qp *qp, struct siw_rx_target *t)
 		return siw_rx_error(e, TERM_LAYER_DDP, TERM_DDP_ETYPE_UNTAGGED,
 				    TERM_DDP_U_INV_MO, "unexpected MO");
 	if (len > w->bytes - w->done) {
-		siw_wqe_complete(qp, w, IB_WC_LOC_LEN_ERR, true, w->done, 0,
-				 false);
+		siw_recv_complete(qp, w, IB_WC_LOC_LEN_ERR, w->done, 0, false);
 		return siw_rx_error(e, TERM_LAYER_DDP, TERM_DDP_ETYPE_UNTAGGED,
 				    TERM_DDP_U_MSG_TOO_LONG,
 				    "message longer than the receive buffer");
@@ -590,16 +591,16 @@ static int siw_rx_send_done(struct siw_qp *qp)
 	if (op->invalidates) {
 		inval = be32_to_cpu(h->inval_stag);
 		if (siw_mr_invalidate(qp->sdev, inval, qp->pd, true)) {
-			siw_wqe_complete(qp, w, IB_WC_REM_INV_REQ_ERR, true,
-					 w->done, 0, false);
+			siw_recv_complete(qp, w, IB_WC_REM_INV_REQ_ERR,
+					  w->done, 0, false);
 			return siw_rx_error(&qp->rx.err, TERM_LAYER_RDMAP,
 					    TERM_RDMAP_ETYPE_REMOTE_OP,
 					    TERM_RDMAP_CANNOT_INVAL,
 					    "STag cannot be invalidated");
 		}
 	}
-	siw_wqe_complete(qp, w, IB_WC_SUCCESS, true, w->done, inval,
-			 op->solicited);
+	siw_recv_complete(qp, w, IB_WC_SUCCESS, w->done, inval,
+			  op->solicited);
 	return 0;
 }
 
@@ -639,24 +640,34 @@ static int siw_rx_rreq(struct siw_qp *qp, struct siw_rx_target *t)
 	return err ? siw_rx_access_err(qp, err, false) : 0;
 }
 
+/**
+ * siw_irq_push - queue a peer's Read Request for its response
+ * @qp: the QP; the caller checked that fewer than IRD are queued
+ * @e: the request
+ */
+void siw_irq_push(struct siw_qp *qp, const struct siw_irq_entry *e)
+{
+	spin_lock_bh(&qp->orq_lock);
+	*siw_irq_slot(qp, qp->irq_put) = *e;
+	qp->irq_put++;
+	spin_unlock_bh(&qp->orq_lock);
+}
+EXPORT_SYMBOL_IF_KUNIT(siw_irq_push);
+
 static int siw_rx_rreq_done(struct siw_qp *qp)
 {
 	struct iwarp_read_req *r = (void *)qp->rx.hdr;
-	struct siw_irq_entry *e;
+	struct siw_irq_entry e = {
+		.sink_stag = be32_to_cpu(r->body.sink_stag),
+		.sink_to = be64_to_cpu(r->body.sink_to),
+		.size = be32_to_cpu(r->body.size),
+		.src_stag = be32_to_cpu(r->body.src_stag),
+		.src_to = be64_to_cpu(r->body.src_to),
+	};
 
 	siw_stat_inc(qp->sdev, SIW_STAT_READ_REQ_RX);
 	siw_rx_release_hold(qp);
-
-	spin_lock_bh(&qp->orq_lock);
-	e = &qp->irq[qp->irq_put % qp->attrs.ird];
-	e->sink_stag = be32_to_cpu(r->body.sink_stag);
-	e->sink_to = be64_to_cpu(r->body.sink_to);
-	e->size = be32_to_cpu(r->body.size);
-	e->src_stag = be32_to_cpu(r->body.src_stag);
-	e->src_to = be64_to_cpu(r->body.src_to);
-	qp->irq_put++;
-	spin_unlock_bh(&qp->orq_lock);
-
+	siw_irq_push(qp, &e);
 	siw_qp_schedule_tx(qp);
 	return 0;
 }
@@ -776,8 +787,9 @@ void siw_rdmap_rx_flush(struct siw_qp *qp)
 	struct siw_rdmap_rx *r = &qp->rx.rdmap;
 
 	if (r->rwqe.active)
-		siw_wqe_complete(qp, &r->rwqe, IB_WC_WR_FLUSH_ERR, true, 0, 0,
-				 false);
+		siw_recv_complete(qp, &r->rwqe, IB_WC_WR_FLUSH_ERR, 0, 0,
+				  false);
 	if (r->rresp.active)
 		siw_sq_read_done(qp, &r->rresp, IB_WC_WR_FLUSH_ERR, 0);
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_rdmap_rx_flush);

@@ -290,7 +290,14 @@ int siw_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 	u32 n;
 
 	while (left) {
-		n = siw_rx_step(qp, skb, off, left);
+		/*
+		 * Nothing is placed once the QP is in ERROR: a flush may
+		 * complete (and the consumer free) what a segment targets.
+		 */
+		if (READ_ONCE(qp->attrs.state) == SIW_QP_ERROR)
+			qp->rx.state = SIW_RX_DEAD;
+		else
+			n = siw_rx_step(qp, skb, off, left);
 		if (qp->rx.state == SIW_RX_DEAD) {
 			desc->count = 0;
 			return len;

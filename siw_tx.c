@@ -18,6 +18,8 @@
 #include <linux/slab.h>
 #include <net/tcp.h>
 
+#include <kunit/visibility.h>
+
 #include "siw.h"
 #include "siw_trace.h"
 
@@ -158,13 +160,18 @@ static void siw_tx_msg_done(struct siw_qp *qp)
 	tx->zc = NULL;
 }
 
-/* Flush what the transmitter owns: its current WQE, then the rings. */
+/*
+ * Flush what the transmitter owns: our Reads, its current WQE, then the
+ * rings, in posting order. Not while the receiver still holds a Read:
+ * its end runs the transmitter again (siw_sq_read_done()).
+ */
 static void siw_tx_flush(struct siw_qp *qp)
 {
 	struct siw_tx *tx = &qp->tx;
 
 	siw_sq_release(qp);
-	siw_qp_flush_orq(qp);
+	if (siw_sq_flush_reads(qp))
+		return;
 	if (tx->sq_wqe.active)
 		siw_sq_complete(qp, &tx->sq_wqe, IB_WC_WR_FLUSH_ERR, 0);
 	siw_sq_done_flush(qp);
@@ -422,6 +429,7 @@ void siw_tx_sync(struct siw_qp *qp)
 	siw_tx_run(qp, SIW_TX_BUDGET);
 	siw_tx_unlock(qp);
 }
+EXPORT_SYMBOL_IF_KUNIT(siw_tx_sync);
 
 /**
  * siw_tx_quiesce - wait until no transmitter runs

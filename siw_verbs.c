@@ -495,7 +495,8 @@ static int siw_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (rv)
 		return rv;
 
-	cq->num_cqe = attr->cqe;
+	/* libsiw is told the depth: uresp.num_cqe, below */
+	cq->num_cqe = siw_cq_depth(attr->cqe);
 	size = cq->num_cqe * sizeof(struct siw_cqe) + sizeof(struct siw_cq_ctrl);
 	cq->queue = siw_ring_alloc(sdev, uctx, size, &cq->mmap, &uresp.cq_key);
 	if (!cq->queue) {
@@ -586,7 +587,7 @@ VISIBLE_IF_KUNIT int siw_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 	}
 	spin_lock_irqsave(&cq->lock, flags);
 	while (n < num) {
-		struct siw_cqe *cqe = &cq->queue[cq->get % cq->num_cqe];
+		struct siw_cqe *cqe = siw_cq_slot(cq, cq->get);
 
 		/* pairs with the producer's release of VALID */
 		if (!(smp_load_acquire(&cqe->flags) & SIW_WQE_VALID))
@@ -612,7 +613,7 @@ VISIBLE_IF_KUNIT int siw_req_notify_cq(struct ib_cq *ibcq,
 		want |= SIW_NOTIFY_NEXT_COMPLETION;
 	WRITE_ONCE(cq->ctrl->flags, want);
 	/*
-	 * Store the flags, then load VALID; siw_cqe_add() stores VALID,
+	 * Store the flags, then load VALID; siw_cqe_put() stores VALID,
 	 * then loads the flags. A full barrier on both sides: one of the
 	 * two then sees the other's store, so a completion arriving now is
 	 * either notified or reported here as missed.
@@ -622,7 +623,7 @@ VISIBLE_IF_KUNIT int siw_req_notify_cq(struct ib_cq *ibcq,
 	if (!(how & IB_CQ_REPORT_MISSED_EVENTS) || cq->user)
 		return 0;
 	/* no lock: may be called from the completion handler */
-	cqe = &cq->queue[READ_ONCE(cq->get) % cq->num_cqe];
+	cqe = siw_cq_slot(cq, READ_ONCE(cq->get));
 	return !!(READ_ONCE(cqe->flags) & SIW_WQE_VALID);
 }
 EXPORT_SYMBOL_IF_KUNIT(siw_req_notify_cq);

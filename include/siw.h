@@ -11,6 +11,8 @@
 #define _SIW_H
 
 #include <linux/types.h>
+#include <linux/log2.h>
+#include <linux/minmax.h>
 #include <linux/kref.h>
 #include <linux/spinlock.h>
 #include <linux/mutex.h>
@@ -66,12 +68,12 @@
 /*
  * A user's Sends and Writes up to this long keep their SQ slot VALID
  * while they are sent, and a stream of them is left to the TX work
- * (siw_sqe_take(), siw_tx_doorbell()). Measured (docs/bench.md): 64 B
- * streams gained; 1024 against 256 gave 512 B Write/Send 1.8-2.8x, other
- * sizes level (docs/bench/2026-12-05-df63a3c-ab-stream-len-1024.*);
- * holding up to 4 KiB lost at 512 B-4 KiB (then with the hand-over's slow
- * mode). A ping-pong's slots are not held: that cost its latency; held
- * only from this many doorbells in a row with nothing received.
+ * (siw_sqe_hold(), siw_tx_doorbell()): the posts made meanwhile need no
+ * doorbell. Larger messages take long enough to send that a doorbell per
+ * post costs little, and holding them would delay the poster's reuse of
+ * the slot. A ping-pong's slots are not held, as the hold would delay
+ * its reply: held only from this many doorbells in a row with nothing
+ * received.
  */
 #define SIW_TX_STREAM_LEN	1024
 #define SIW_TX_HOLD_DBS		2
@@ -339,7 +341,7 @@ struct siw_cq {
 	spinlock_t lock;		/* CQ ring and notify flags */
 	struct siw_cqe *queue;
 	struct siw_cq_ctrl *ctrl;	/* notify flags, after the ring */
-	u32 num_cqe;
+	u32 num_cqe;			/* a power of 2, siw_cq_depth() */
 	u32 put;
 	u32 get;			/* kernel consumers only */
 	u32 id;
@@ -350,6 +352,24 @@ struct siw_cq {
 static inline struct siw_cq *to_siw_cq(struct ib_cq *c)
 {
 	return container_of(c, struct siw_cq, base);
+}
+
+/*
+ * Ring depths are powers of 2: a u32 index taken modulo the depth then
+ * goes on to slot 0 when it wraps at 2^32, as it does between any two
+ * slots. With another depth it would jump back early, onto a slot written
+ * fewer than depth entries before (a false overflow, an overwritten
+ * entry). The CQ's is the depth user space is told (libsiw indexes the
+ * same way).
+ */
+static inline u32 siw_cq_depth(u32 cqe)
+{
+	return roundup_pow_of_two(max(cqe, 1U));
+}
+
+static inline struct siw_cqe *siw_cq_slot(struct siw_cq *cq, u32 idx)
+{
+	return &cq->queue[idx & (cq->num_cqe - 1)];
 }
 
 /* --------------------------------------------------------------- SRQ */
@@ -730,11 +750,13 @@ struct siw_qp {
 
 	/* inbound read queue: requests from peer; irq_lock */
 	spinlock_t orq_lock;
-	struct siw_irq_entry *irq;
+	struct siw_irq_entry *irq;	/* irq_size (a power of 2) slots */
+	u32 irq_size;
 	u32 irq_put;
 	u32 irq_get;
 	/* outbound read queue: our reads waiting for responses */
-	struct siw_orq_entry *orq;
+	struct siw_orq_entry *orq;	/* orq_size (a power of 2) slots */
+	u32 orq_size;
 	u32 orq_put;
 	u32 orq_get;
 	u32 reads_done;			/* Reads completed or flushed */
@@ -743,9 +765,6 @@ struct siw_qp {
 	u32 sq_done_size;
 	u32 sq_done_put;
 	u32 sq_done_get;
-	bool sq_draining;		/* one reporter at a time, in order */
-	bool sq_drain_again;
-	bool sq_drain_flush;
 	struct siw_zc_ctx *zc;		/* zero-copy transmit, siw_zcopy.c */
 
 	/* transmit: by tx_work, or inline from the user's doorbell */
@@ -810,6 +829,17 @@ static inline u32 qp_id(struct siw_qp *qp)
 	return qp->base.qp_num;
 }
 
+/* ORQ and IRQ slots (siw_cq_depth() says why the sizes are powers of 2) */
+static inline struct siw_orq_entry *siw_orq_slot(struct siw_qp *qp, u32 idx)
+{
+	return &qp->orq[idx & (qp->orq_size - 1)];
+}
+
+static inline struct siw_irq_entry *siw_irq_slot(struct siw_qp *qp, u32 idx)
+{
+	return &qp->irq[idx & (qp->irq_size - 1)];
+}
+
 /* Connection parameters handed from CM to the QP when it goes to RTS */
 struct siw_llp_params {
 	struct socket *sock;
@@ -861,12 +891,12 @@ int siw_sqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe);
 bool siw_sq_peek(struct siw_qp *qp);
 void siw_sq_release(struct siw_qp *qp);
 int siw_rqe_fetch(struct siw_qp *qp, struct siw_wqe *wqe);
+void siw_wqe_put_mrs(struct siw_wqe *wqe);
 void siw_wqe_release(struct siw_wqe *wqe);
 bool siw_orq_pop(struct siw_qp *qp, struct siw_wqe *w);
 bool siw_orq_pop_before(struct siw_qp *qp, struct siw_wqe *w, u32 msn);
 void siw_qp_flush(struct siw_qp *qp);
 void siw_qp_flush_posted(struct siw_qp *qp);
-void siw_qp_flush_orq(struct siw_qp *qp);
 void siw_qp_flush_sq(struct siw_qp *qp);
 void siw_qp_flush_rq(struct siw_qp *qp);
 
@@ -874,12 +904,14 @@ void siw_qp_flush_rq(struct siw_qp *qp);
  * siw_cq.c: completions into the CQ (notification, overflow); send
  * queue completions in posting order.
  */
-int siw_cqe_add(struct siw_cq *cq, const struct siw_sqe *sqe, u8 opcode,
-		u32 bytes, enum ib_wc_status status, bool solicited,
-		u32 inval_stag, struct siw_qp *qp);
-void siw_wqe_complete(struct siw_qp *qp, struct siw_wqe *wqe,
-		      enum ib_wc_status status, bool recv, u32 bytes,
-		      u32 inval_stag, bool solicited);
+#define SIW_CQE_NOTIFY	1	/* siw_cqe_put(): call the consumer */
+int siw_cqe_put(struct siw_cq *cq, u64 id, u8 opcode, u32 bytes,
+		enum ib_wc_status status, bool solicited, u32 inval_stag,
+		struct siw_qp *qp);
+void siw_cqe_after(struct siw_cq *cq, struct siw_qp *qp, int note);
+void siw_recv_complete(struct siw_qp *qp, struct siw_wqe *wqe,
+		       enum ib_wc_status status, u32 bytes, u32 inval_stag,
+		       bool solicited);
 void siw_sq_complete(struct siw_qp *qp, struct siw_wqe *wqe,
 		     enum ib_wc_status status, u32 bytes);
 void siw_sq_done_report(struct siw_qp *qp);
@@ -887,6 +919,7 @@ void siw_sq_done_flush(struct siw_qp *qp);
 void siw_sq_read_issue(struct siw_qp *qp, struct siw_wqe *wqe);
 void siw_sq_read_done(struct siw_qp *qp, struct siw_wqe *wqe,
 		      enum ib_wc_status status, u32 bytes);
+int siw_sq_flush_reads(struct siw_qp *qp);
 
 /*
  * siw_tx.c: the transmit engine, the one owner of a QP's transmit state.
@@ -1001,6 +1034,7 @@ int siw_rdmap_rx_check(struct siw_rx_err *e, const struct iwarp_ctrl *ctrl,
 const struct siw_op *siw_rx_op_of(const struct iwarp_ctrl *ctrl);
 int siw_rdmap_tx_start(struct siw_qp *qp, struct siw_wqe *sq_wqe);
 int siw_rdmap_tx_rresp(struct siw_qp *qp);
+void siw_irq_push(struct siw_qp *qp, const struct siw_irq_entry *e);
 void siw_rdmap_tx_rtr(struct siw_qp *qp);
 void siw_rdmap_tx_term(struct siw_qp *qp);
 void siw_rdmap_tx_done(struct siw_qp *qp);

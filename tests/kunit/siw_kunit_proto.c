@@ -562,6 +562,7 @@ static struct rxt *rxt_new(struct kunit *test, bool crc)
 	qp->recvq = kunit_kcalloc(test, qp->attrs.rq_size,
 				  sizeof(*qp->recvq), GFP_KERNEL);
 	qp->irq = kunit_kcalloc(test, 2, sizeof(*qp->irq), GFP_KERNEL);
+	qp->irq_size = 2;
 	KUNIT_ASSERT_NOT_NULL(test, qp->recvq);
 	KUNIT_ASSERT_NOT_NULL(test, qp->irq);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rxt_exit, t), 0);
@@ -937,6 +938,105 @@ static void siw_test_qp_states(struct kunit *test)
 	siw_qp_free(qp);
 }
 
+/* One FPDU of a Read Response into the test buffer at offset @off. */
+static void rxt_rresp(struct rxt *t, const u8 *pay, u32 plen, u32 off,
+		      bool last)
+{
+	struct iwarp_tagged_hdr h = {
+		.ctrl.ddp_rdmap = iwarp_mk_ctrl(RDMAP_READ_RESP, true, last),
+		.stag = cpu_to_be32(RXT_STAG),
+		.to = cpu_to_be64((uintptr_t)t->buf + off),
+	};
+
+	rxt_fpdu(t, &h, sizeof(h), pay, plen, false);
+}
+
+/*
+ * ib_drain_qp() while the response to one of our Reads is half
+ * received: the Read has left the ORQ and is the receiver's. Moving to
+ * ERROR and running the transmitter's flush must complete nothing
+ * posted after it (a Send done behind it, the drain WR) before it;
+ * the rest of the response places no byte; the connection's close
+ * flushes the Read, then the Send and the drain WR follow in order.
+ */
+static void siw_test_drain_held_read(struct kunit *test)
+{
+	struct rxt *t = rxt_new(test, false);
+	struct siw_llp_params p = { .ird = 2, .ord = 2 };
+	struct siw_qp *qp = t->qp;
+	struct siw_wqe *w = &qp->tx.sq_wqe, send = {};
+	static const u64 ids[] = { 0x11, 0x22, 0x33 };
+	static const u8 st[] = { IB_WC_WR_FLUSH_ERR, IB_WC_SUCCESS,
+				 IB_WC_WR_FLUSH_ERR };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(rxt_payload); i++)
+		rxt_payload[i] = i * 5 + 1;
+	qp->attrs.state = SIW_QP_IDLE;
+	qp->attrs.sq_size = 4;
+	qp->sendq = kunit_kcalloc(test, 4, sizeof(*qp->sendq), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, qp->sendq);
+	qp->irq = NULL;
+	KUNIT_ASSERT_EQ(test, siw_qp_to_rts(qp, &p), 0);
+
+	/* our signalled Read of 200 bytes into the buffer goes out */
+	w->sqe.id = ids[0];
+	w->sqe.opcode = SIW_OP_READ;
+	w->sqe.flags = SIW_WQE_SIGNALLED;
+	w->sqe.num_sge = 1;
+	w->sqe.sge[0].laddr = (uintptr_t)t->buf;
+	w->sqe.sge[0].length = 200;
+	w->sqe.sge[0].lkey = RXT_STAG;
+	w->bytes = 200;
+	w->mr[0] = siw_mr_lookup(t->sdev, RXT_STAG);
+	KUNIT_ASSERT_NOT_NULL(test, w->mr[0]);
+	w->active = true;
+	KUNIT_ASSERT_EQ(test, siw_rdmap_tx_start(qp, w), 0);
+	/* a Send posted after it is done: its completion waits */
+	send.sqe.id = ids[1];
+	send.sqe.opcode = SIW_OP_SEND;
+	send.sqe.flags = SIW_WQE_SIGNALLED;
+	siw_sq_complete(qp, &send, IB_WC_SUCCESS, 8);
+	KUNIT_EXPECT_EQ(test, t->cq->put, 0U);
+
+	/* the first half of the response arrives */
+	t->len = 0;
+	rxt_rresp(t, rxt_payload, 100, 0, false);
+	rxt_rresp(t, rxt_payload + 100, 100, 100, true);
+	rxt_feed(test, t, 0, 100 + 16 + 4);
+	KUNIT_EXPECT_TRUE(test, qp->rx.rdmap.rresp.active);
+	KUNIT_EXPECT_MEMEQ(test, t->buf, rxt_payload, 100);
+
+	/* ib_drain_qp(): to ERROR, the drain WR, the transmitter flushes */
+	qp->sendq[0].id = ids[2];
+	qp->sendq[0].opcode = SIW_OP_SEND;
+	WRITE_ONCE(qp->sendq[0].flags, SIW_WQE_VALID | SIW_WQE_SIGNALLED);
+	siw_qp_set_state_error(qp);
+	siw_tx_sync(qp);
+	KUNIT_EXPECT_EQ_MSG(test, t->cq->put, 0U,
+			    "completed before the Read the receiver holds");
+
+	/* the rest of the response: nothing placed in ERROR */
+	rxt_feed(test, t, 100 + 16 + 4, t->len);
+	KUNIT_EXPECT_EQ(test, t->buf[100], 0x5a);
+	KUNIT_EXPECT_EQ(test, t->buf[199], 0x5a);
+	KUNIT_EXPECT_EQ(test, t->cq->put, 0U);
+
+	/* the close flushes the receiver, then the transmitter */
+	siw_rdmap_rx_flush(qp);
+	siw_tx_sync(qp);
+	KUNIT_ASSERT_EQ(test, t->cq->put, 3U);
+	for (i = 0; i < 3; i++) {
+		KUNIT_EXPECT_EQ(test, t->cq->queue[i].id, ids[i]);
+		KUNIT_EXPECT_EQ(test, t->cq->queue[i].status, st[i]);
+	}
+	KUNIT_EXPECT_FALSE(test, qp->rx.rdmap.rresp.active);
+	KUNIT_EXPECT_TRUE(test, rxt_guards_ok(t));
+
+	flush_work(&qp->tx_work);
+	siw_qp_free(qp);
+}
+
 static struct kunit_case siw_rx_cases[] = {
 	KUNIT_CASE(siw_test_rx_whole),
 	KUNIT_CASE(siw_test_rx_split),
@@ -954,6 +1054,7 @@ static struct kunit_suite siw_rx_suite = {
 
 static struct kunit_case siw_qp_cases[] = {
 	KUNIT_CASE(siw_test_qp_states),
+	KUNIT_CASE(siw_test_drain_held_read),
 	{}
 };
 

@@ -253,8 +253,7 @@ static int sect_producer(void *data)
 		}
 		w.sqe.id = n->produced;
 		atomic_inc(&n->in_cq);
-		siw_wqe_complete(n->t->qp, &w, IB_WC_SUCCESS, true, 0, 0,
-				 false);
+		siw_recv_complete(n->t->qp, &w, IB_WC_SUCCESS, 0, 0, false);
 		n->produced++;
 		if (!(n->produced & 63))
 			cond_resched();
@@ -381,7 +380,7 @@ static void siw_test_cq_overflow(struct kunit *test)
 
 	for (i = 0; i < 3; i++) {
 		w.sqe.id = i;
-		siw_wqe_complete(t->qp, &w, IB_WC_SUCCESS, true, 0, 0, false);
+		siw_recv_complete(t->qp, &w, IB_WC_SUCCESS, 0, 0, false);
 	}
 	KUNIT_EXPECT_EQ(test, ev.cq_err, 1);
 	KUNIT_EXPECT_EQ(test, ev.qp_fatal, 1);
@@ -394,7 +393,7 @@ static void siw_test_cq_overflow(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wc[1].wr_id, 1ULL);
 	/* a second overflow of a QP in error raises no second QP event */
 	for (i = 0; i < 3; i++)
-		siw_wqe_complete(t->qp, &w, IB_WC_SUCCESS, true, 0, 0, false);
+		siw_recv_complete(t->qp, &w, IB_WC_SUCCESS, 0, 0, false);
 	KUNIT_EXPECT_EQ(test, ev.qp_fatal, 1);
 	KUNIT_EXPECT_EQ(test, ev.cq_err, 2);
 	flush_work(&t->qp->tx_work);
@@ -520,7 +519,7 @@ static void siw_test_flush_order(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, READ_ONCE(qp->sendq[0].flags) & SIW_WQE_VALID);
 
 	/* the RX engine completes its receive, then flushes the rest */
-	siw_wqe_complete(qp, rx, IB_WC_WR_FLUSH_ERR, true, 0, 0, false);
+	siw_recv_complete(qp, rx, IB_WC_WR_FLUSH_ERR, 0, 0, false);
 	siw_qp_flush_rq(qp);
 	KUNIT_ASSERT_EQ(test, siw_poll_cq(&t->cq->base, 8, wc), 3);
 	for (i = 0; i < 3; i++) {

@@ -151,6 +151,22 @@ static void t_cq(void)
 		CHECK(c->cqe >= da.max_cqe, "CQ max_cqe reports cqe %d", c->cqe);
 		ibv_destroy_cq(c);
 	}
+	/*
+	 * A depth that is not a power of 2 is rounded up to one, and the
+	 * CQ says so: libsiw indexes the ring with the depth it is told,
+	 * and only a power of 2 wraps at 2^32 without a false overflow.
+	 */
+	for (int i = 0; i < 3; i++) {
+		static const int ask[] = { 1000, 65, 3 };
+
+		c = ibv_create_cq(ctx, ask[i], NULL, NULL, 0);
+		CHECK(c, "CQ cqe=%d (%s)", ask[i], c ? "ok" : errname(errno));
+		if (!c)
+			continue;
+		CHECK(c->cqe >= ask[i] && !(c->cqe & (c->cqe - 1)),
+		      "CQ cqe=%d reports cqe %d, a power of 2", ask[i], c->cqe);
+		ibv_destroy_cq(c);
+	}
 	errno = 0;
 	c = ibv_create_cq(ctx, da.max_cqe + 1, NULL, NULL, 0);
 	expect_einval(!c, errno, "CQ cqe=max_cqe+1");
