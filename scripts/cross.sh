@@ -45,7 +45,7 @@ apt_setup() {
 	((${#apt_o[@]})) && return 0
 	local u s a=$cache/apt opt
 	u=$(_mirror main) || true
-	[[ -n $u ]] || die "no URIs: in /etc/apt/sources.list.d/debian.sources"
+	[[ -n $u ]] || { echo "cross.sh: no URIs: in /etc/apt/sources.list.d/debian.sources" >&2; return 1; }
 	s=$(_mirror sec) || true
 	mkdir -p "$a/lists/partial" "$a/cache/archives/partial" "$cache/debs"
 	opt="arch=amd64,${arches[*]} signed-by=/usr/share/keyrings/debian-archive-keyring.gpg"
@@ -60,8 +60,12 @@ apt_setup() {
 		-o Dir::Cache::srcpkgcache= -o APT::Architecture=amd64 -o APT::Sandbox::User=root)
 	local x
 	for x in amd64 "${arches[@]}"; do apt_o+=(-o "APT::Architectures::=$x"); done
-	apt-get "${apt_o[@]}" -qq update >"$a/update.log" 2>&1 ||
-		{ tail -n 3 "$a/update.log" >&2; die "apt-get update of the private bookworm lists failed"; }
+	apt-get "${apt_o[@]}" -qq update >"$a/update.log" 2>&1 || {
+		tail -n 3 "$a/update.log" >&2
+		echo "cross.sh: apt-get update of the private bookworm lists failed" >&2
+		apt_o=()
+		return 1
+	}
 }
 
 # newest VERSION of PKG for ARCH in the private lists
@@ -84,7 +88,12 @@ get() {
 fetch() { # ARCH: headers of its newest 6.1 under build/cross/ARCH/root
 	local a=$1 fl meta k ver kb d=$state/$1 f debs=()
 	fl=$(kflavour "$a")
-	apt_setup
+	if ! apt_setup; then
+		# offline: keep headers fetched before
+		[[ -e $d/root/.siw-ready ]] || die "$a: cannot fetch its headers"
+		echo "$a $(<"$d/root/.siw-ready") (refresh failed, kept)"
+		return 0
+	fi
 	meta=$(newest "linux-headers-$fl" "$a")
 	[[ -n $meta ]] || die "no linux-headers-$fl for $a in bookworm"
 	# (awk reads all its input: a pipe closed early is an error here)
@@ -183,7 +192,7 @@ build)
 	;;
 all)
 	# each architecture on its own: one that fails does not stop the rest
-	apt_setup
+	apt_setup || true
 	rc=0
 	for a in "${arches[@]}"; do (fetch "$a" && build "$a") || rc=1; done
 	exit $rc
