@@ -17,6 +17,10 @@ pkgs=(
 	open-iscsi openmpi-bin libopenmpi-dev ksmbd-tools cifs-utils xfsprogs
 	multipath-tools sg3-utils gawk
 	mandoc groff man-db systemd
+	# scripts/cross.sh: the module for arm64, ppc64el and s390x; the pattern
+	# test run for s390x (big-endian) under qemu-user
+	gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu gcc-s390x-linux-gnu
+	libc6-dev-s390x-cross qemu-user-static
 )
 
 installed() { # pkg -> 0 if installed

@@ -20,43 +20,6 @@ int (*t_call_begin)(const char *name);
 void (*t_call_end)(int token);
 int t_verbose;
 
-static inline uint64_t mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
-}
-
-uint8_t pat_byte(uint64_t key, uint64_t k)
-{
-	uint64_t w = mix64(key * 0x9E3779B97F4A7C15ULL + (k >> 3) + 1);
-
-	return (uint8_t)(w >> ((k & 7) * 8));
-}
-
-void pat_fill(uint8_t *dst, uint64_t key, uint64_t k0, size_t len)
-{
-	size_t i = 0;
-
-	while (i < len && ((k0 + i) & 7))
-		dst[i] = pat_byte(key, k0 + i), i++;
-	for (; i + 8 <= len; i += 8) {
-		uint64_t w = mix64(key * 0x9E3779B97F4A7C15ULL + ((k0 + i) >> 3) + 1);
-
-		memcpy(dst + i, &w, 8); /* little endian: byte j == w >> 8j */
-	}
-	for (; i < len; i++)
-		dst[i] = pat_byte(key, k0 + i);
-}
-
-size_t pat_check(const uint8_t *p, uint64_t key, uint64_t k0, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		if (p[i] != pat_byte(key, k0 + i))
-			return i;
-	return (size_t)-1;
-}
-
 size_t first_diff(const uint8_t *a, const uint8_t *b, size_t len)
 {
 	if (!memcmp(a, b, len))

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
+#include "pattern.h"
 
 extern int t_failures;
 extern int t_verbose;
@@ -67,11 +68,6 @@ static inline uint64_t rnd_range(uint64_t *s, uint64_t lo, uint64_t hi)
 	return lo + sm64(s) % (hi - lo + 1);
 }
 
-/* Pattern byte for stream offset k of message key 'key'. */
-uint8_t pat_byte(uint64_t key, uint64_t k);
-void pat_fill(uint8_t *dst, uint64_t key, uint64_t k0, size_t len);
-/* returns index of first mismatch or (size_t)-1 */
-size_t pat_check(const uint8_t *p, uint64_t key, uint64_t k0, size_t len);
 /* index of first differing byte of a and b, or (size_t)-1 */
 size_t first_diff(const uint8_t *a, const uint8_t *b, size_t len);
 
