@@ -402,7 +402,13 @@ static void siw_cep_unhook(struct siw_cep *cep)
 	write_unlock_bh(&sk->sk_callback_lock);
 }
 
-/* From now on received bytes go to the QP's stream parser. */
+/*
+ * From now on received bytes go to the QP's stream parser, and write
+ * space wakes its transmitter: the first transmit after RTS (siw_tx_now()
+ * by the caller) must come after this, or a send that finds the socket
+ * full and gets its write space back before it (on loopback, within the
+ * sendmsg) would leave its wakeup to the original callback and stall.
+ */
 static void siw_cep_publish(struct siw_cep *cep)
 {
 	struct sock *sk = cep->sock->sk;
@@ -830,6 +836,7 @@ static void siw_cep_got_reply(struct siw_cep *cep)
 	}
 	cep->attached = true;
 	siw_cep_publish(cep);
+	siw_tx_now(cep->qp);
 	siw_cep_set_state(cep, SIW_CEP_RDMA);
 	siw_rx_start(cep->qp);
 
@@ -1312,6 +1319,7 @@ static int siw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	id->add_ref(id);
 	cep->cm_id = id;
 	siw_cep_publish(cep);
+	siw_tx_now(qp);
 	siw_cep_set_state(cep, SIW_CEP_RDMA);
 	siw_rx_start(qp);
 
