@@ -194,6 +194,9 @@ static void siw_cep_queue(struct siw_cep *cep)
 /* Post an event bit and run the state machine; any context. */
 void siw_cep_kick(struct siw_cep *cep, int ev)
 {
+	/* before the event: the work that finds it must also find this */
+	if (ev == SIW_EV_KILL)
+		set_bit(SIW_DEFER_KILL, &cep->deferred);
 	set_bit(ev, &cep->events);
 	siw_cep_queue(cep);
 }
@@ -1580,28 +1583,33 @@ static void siw_cep_step(struct siw_cep *cep)
  * The work's lock. A connect, accept or reject call holds the mutex while
  * it drives the handshake itself, and the socket events that handshake
  * causes queue the work on another CPU meanwhile: rather than spin there
- * until the call is done (117 us per connection under perf, see
- * docs/bench.md), the work leaves its events to the holder, which runs
- * the step before letting go (siw_cep_unlock()). A kill still waits for
- * the mutex: siw_cm_flush() relies on a queued kill being done when the
- * work returns.
+ * until the call is done (117 us per connection under perf), the work
+ * leaves its events to the holder, which runs the step before letting go
+ * (siw_cep_unlock()).
+ *
+ * A kill waits for the mutex instead: siw_cm_flush() must not return
+ * while a kill queued before it is still running. The kill's event bit
+ * cannot tell, since a holder's step may have taken it (xchg) and be
+ * running the kill right now; SIW_DEFER_KILL, set by the kick and
+ * cleared only here, can: the work then returns only after that holder
+ * let go, with the kill done.
  * Return: true with the mutex held, false if the holder was told.
  */
 static bool siw_cep_lock_work(struct siw_cep *cep)
 {
-	if (test_bit(SIW_EV_KILL, &cep->events)) {
+	if (test_and_clear_bit(SIW_DEFER_KILL, &cep->deferred)) {
 		mutex_lock(&cep->mtx);
 		return true;
 	}
 	if (mutex_trylock(&cep->mtx))
 		return true;
-	set_bit(0, &cep->deferred);
+	set_bit(SIW_DEFER_STEP, &cep->deferred);
 	/* pairs with siw_cep_unlock(): it sees the bit or we get the mutex */
 	smp_mb__after_atomic();
 	if (!mutex_trylock(&cep->mtx))
 		return false;
 	/* the holder let go in between: the step is ours, run it once */
-	clear_bit(0, &cep->deferred);
+	clear_bit(SIW_DEFER_STEP, &cep->deferred);
 	return true;
 }
 
@@ -1611,12 +1619,12 @@ static bool siw_cep_lock_work(struct siw_cep *cep)
  */
 void siw_cep_unlock(struct siw_cep *cep)
 {
-	while (test_and_clear_bit(0, &cep->deferred))
+	while (test_and_clear_bit(SIW_DEFER_STEP, &cep->deferred))
 		siw_cep_step(cep);
 	mutex_unlock(&cep->mtx);
 	/* a work that failed its trylock since the loop: let it run again */
 	smp_mb();
-	if (test_and_clear_bit(0, &cep->deferred))
+	if (test_and_clear_bit(SIW_DEFER_STEP, &cep->deferred))
 		siw_cep_queue(cep);
 }
 EXPORT_SYMBOL_IF_KUNIT(siw_cep_unlock);

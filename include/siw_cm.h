@@ -31,6 +31,12 @@ enum {
 	SIW_EV_KILL,		/* listener or namespace gone */
 };
 
+/* bits of siw_cep.deferred */
+enum {
+	SIW_DEFER_STEP,		/* the work left its step to the mutex's holder */
+	SIW_DEFER_KILL,		/* a kill was kicked: the work waits for the mutex */
+};
+
 struct siw_listener;
 
 struct siw_cep {
@@ -40,7 +46,7 @@ struct siw_cep {
 	struct mutex mtx;		/* serializes the state machine */
 	enum siw_cep_state state;
 	unsigned long events;		/* SIW_EV_* bits */
-	unsigned long deferred;		/* bit 0: the work left its step to the mutex's holder */
+	unsigned long deferred;		/* SIW_DEFER_* bits */
 	struct workqueue_struct *wq;	/* its device's, siw_cm_wq_of() */
 	struct work_struct work;
 	struct delayed_work timer;
