@@ -259,29 +259,43 @@ static void siw_lsock_data_ready(struct sock *sk)
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
-/* A new TCP connection on @grp: find its device, start an endpoint. */
-static void siw_lgroup_dispatch(struct siw_lgroup *grp, struct socket *ns)
+/*
+ * A new TCP connection on @grp: find its device, start an endpoint.
+ * siw_listen_mutex held; @addr_err is siw_sock_addrs()' result for @ns,
+ * @la and @ra the addresses it gave. The endpoint goes on its listener's
+ * pending list and gets its callbacks in one go under the mutex, so a
+ * listener destroyed meanwhile finds it complete.
+ *
+ * Return: true if the endpoint took @ns, false if the caller releases
+ * it (outside the mutex: a release may send a reset, and a flood of
+ * refused connections would otherwise hold every device's connection
+ * requests and passive closes behind it).
+ */
+static bool siw_lgroup_dispatch(struct siw_lgroup *grp, struct socket *ns,
+				int addr_err,
+				const struct sockaddr_storage *la,
+				const struct sockaddr_storage *ra)
 {
 	struct siw_listener *l, *hit = NULL;
-	struct sockaddr_storage la, ra;
 	struct siw_cep *cep;
 
+	lockdep_assert_held(&siw_listen_mutex);
 	l = list_first_entry_or_null(&grp->members, struct siw_listener,
 				     node);
 	if (!l)
-		goto drop;
-	if (siw_sock_addrs(ns, &la, &ra)) {
+		return false;
+	if (addr_err) {
 		/* reset by the peer before we got to it: count it */
 		siw_stat_inc(l->sdev, SIW_STAT_CONN_FAIL);
 		siw_dbg(l->sdev, "connection on %pISpc gone before accept\n",
 			&grp->addr);
-		goto drop;
+		return false;
 	}
 	if (!siw_addr_is_any(&grp->addr)) {
 		hit = l;
 	} else {
 		list_for_each_entry(l, &grp->members, node) {
-			if (siw_addr_on_netdev(l->sdev->netdev, &la)) {
+			if (siw_addr_on_netdev(l->sdev->netdev, la)) {
 				hit = l;
 				break;
 			}
@@ -290,8 +304,8 @@ static void siw_lgroup_dispatch(struct siw_lgroup *grp, struct socket *ns)
 	if (!hit) {
 		l = list_first_entry(&grp->members, struct siw_listener, node);
 		siw_dbg(l->sdev, "%pISpc -> %pISpc: no siw device owns the address, closed\n",
-			&ra, &la);
-		goto drop;
+			ra, la);
+		return false;
 	}
 	/*
 	 * A peer may open connections and never send an MPA request: each
@@ -302,15 +316,15 @@ static void siw_lgroup_dispatch(struct siw_lgroup *grp, struct socket *ns)
 	if (hit->npending >= hit->max_pending) {
 		siw_stat_inc(hit->sdev, SIW_STAT_CONN_REFUSED);
 		siw_warn(hit->sdev, "listener %pISpc: %u connections wait for their MPA request, refusing %pISpc\n",
-			 &grp->addr, hit->npending, &ra);
+			 &grp->addr, hit->npending, ra);
 		sock_no_linger(ns->sk);
-		goto drop;
+		return false;
 	}
 	cep = siw_cep_alloc(hit->sdev);
 	if (IS_ERR(cep)) {
 		siw_warn(hit->sdev, "dropping connection from %pISpc: %ld\n",
-			 &ra, PTR_ERR(cep));
-		goto drop;
+			 ra, PTR_ERR(cep));
+		return false;
 	}
 	/*
 	 * Not locking cep->mtx here (lock order is cep->mtx, then the
@@ -318,8 +332,8 @@ static void siw_lgroup_dispatch(struct siw_lgroup *grp, struct socket *ns)
 	 * and after it only the atomic kick touches it.
 	 */
 	cep->sock = ns;
-	cep->laddr = la;
-	cep->raddr = ra;
+	cep->laddr = *la;
+	cep->raddr = *ra;
 	tcp_sock_set_nodelay(ns->sk);
 	cep->listener = hit;
 	list_add_tail(&cep->lnode, &hit->pending);
@@ -336,24 +350,44 @@ static void siw_lgroup_dispatch(struct siw_lgroup *grp, struct socket *ns)
 	    READ_ONCE(ns->sk->sk_state) != TCP_ESTABLISHED ||
 	    READ_ONCE(ns->sk->sk_err))
 		siw_cep_kick(cep, SIW_EV_SOCK);
-	return;
-drop:
-	sock_release(ns);
+	return true;
 }
 
+/*
+ * Connections one run of the accept work takes: a peer that connects
+ * without pause must not keep the worker to itself; the work requeues
+ * itself behind what was queued meanwhile.
+ */
+#define SIW_ACCEPT_BATCH	16
+
+/*
+ * The accept work. grp->sock stays while it runs: siw_lgroup_release()
+ * unhooks the socket, then cancels this work (a requeue included) before
+ * releasing it. siw_listen_mutex is held only for the group's lists, not
+ * across kernel_accept() or sock_release().
+ */
 static void siw_lgroup_accept(struct work_struct *w)
 {
 	struct siw_lgroup *grp = container_of(w, struct siw_lgroup,
 					      accept_work);
+	struct sockaddr_storage la, ra;
 	struct socket *ns;
+	bool taken;
+	int n, err;
 
-	mutex_lock(&siw_listen_mutex);
-	while (!grp->dead && grp->sock) {
-		if (kernel_accept(grp->sock, &ns, O_NONBLOCK))
-			break;
-		siw_lgroup_dispatch(grp, ns);
+	for (n = 0; n < SIW_ACCEPT_BATCH; n++) {
+		if (READ_ONCE(grp->dead) ||
+		    kernel_accept(grp->sock, &ns, O_NONBLOCK))
+			return;
+		err = siw_sock_addrs(ns, &la, &ra);
+		mutex_lock(&siw_listen_mutex);
+		taken = !grp->dead &&
+			siw_lgroup_dispatch(grp, ns, err, &la, &ra);
+		mutex_unlock(&siw_listen_mutex);
+		if (!taken)
+			sock_release(ns);
 	}
-	mutex_unlock(&siw_listen_mutex);
+	queue_work(siw_listen_wq, &grp->accept_work);
 }
 
 static struct siw_lgroup *siw_lgroup_find(struct net *net,
@@ -530,7 +564,7 @@ int siw_destroy_listen(struct iw_cm_id *id)
 	}
 	if (list_empty(&grp->members) && !grp->dead) {
 		list_del_init(&grp->node);
-		grp->dead = true;
+		WRITE_ONCE(grp->dead, true);
 		release = true;
 	}
 	mutex_unlock(&siw_listen_mutex);
@@ -561,7 +595,7 @@ static void siw_listen_net_exit(struct net *net)
 			continue;
 		/* members stay until iw_cm destroys their listens */
 		list_del_init(&grp->node);
-		grp->dead = true;
+		WRITE_ONCE(grp->dead, true);
 		kref_get(&grp->ref);
 		list_add_tail(&grp->dnode, &dying);
 	}

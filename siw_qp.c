@@ -349,11 +349,11 @@ int siw_qp_to_rts(struct siw_qp *qp, const struct siw_llp_params *p)
 	siw_dbg(qp->sdev, "QP %u: RTS, ird %u ord %u crc %d\n", qp_id(qp),
 		ird, ord, p->crc);
 	/*
-	 * Send what waits (an RTR, work posted before RTS) from here: the
-	 * callers may sleep, and a work item per connection only to find
-	 * the queue empty cost each end a worker wake-up.
+	 * What waits (an RTR, work posted before RTS) is sent by the CM
+	 * once the socket's write space reaches the QP (siw_tx_now() after
+	 * siw_cep_publish()), from its sleeping context: a work item per
+	 * connection only to find the queue empty cost a worker wake-up.
 	 */
-	siw_tx_now(qp);
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(siw_qp_to_rts);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * siw: connection management internals shared by siw_cm.c (endpoints,
- * MPA negotiation, iw_cm verbs) and siw_listen.c (listening sockets,
- * namespaces, addresses). Not for the other layers: they use siw.h.
+ * MPA negotiation, iw_cm verbs), siw_cmsock.c (the endpoint's socket)
+ * and siw_listen.c (listening sockets, namespaces, addresses). Not for
+ * the other layers: they use siw.h.
  */
 #ifndef _SIW_CM_H
 #define _SIW_CM_H
@@ -31,6 +32,12 @@ enum {
 	SIW_EV_KILL,		/* listener or namespace gone */
 };
 
+/* bits of siw_cep.deferred */
+enum {
+	SIW_DEFER_STEP,		/* the work left its step to the mutex's holder */
+	SIW_DEFER_KILL,		/* a kill was kicked: the work waits for the mutex */
+};
+
 struct siw_listener;
 
 struct siw_cep {
@@ -40,7 +47,7 @@ struct siw_cep {
 	struct mutex mtx;		/* serializes the state machine */
 	enum siw_cep_state state;
 	unsigned long events;		/* SIW_EV_* bits */
-	unsigned long deferred;		/* bit 0: the work left its step to the mutex's holder */
+	unsigned long deferred;		/* SIW_DEFER_* bits */
 	struct workqueue_struct *wq;	/* its device's, siw_cm_wq_of() */
 	struct work_struct work;
 	struct delayed_work timer;
@@ -104,11 +111,21 @@ void siw_cep_unlock(struct siw_cep *cep);
 void siw_cep_kick_all(struct net *net, int ev);
 void siw_cep_arm(struct siw_cep *cep, unsigned int ms);
 void siw_cep_set_state(struct siw_cep *cep, enum siw_cep_state s);
-void siw_cep_hook(struct siw_cep *cep, void (*inherited)(struct sock *sk));
 int siw_cep_event(struct siw_cep *cep, struct iw_cm_id *id,
 		  enum iw_cm_event_type type, int status, void *pd,
 		  u16 pd_len);
+
+/* siw_cmsock.c: the endpoint's socket */
+bool siw_sk_gone(struct sock *sk);
+void siw_cep_hook(struct siw_cep *cep, void (*inherited)(struct sock *sk));
+void siw_cep_unhook(struct siw_cep *cep);
+void siw_cep_publish(struct siw_cep *cep);
 int siw_sock_create(struct siw_device *sdev, int family, struct socket **s);
+int siw_cep_send_frame(struct siw_cep *cep, const char *key, u16 flags,
+		       const struct mpa_v2_data *v2, const void *pd,
+		       u16 pd_len);
+int siw_cep_rx_frame(struct siw_cep *cep, bool request);
+void siw_sock_discard_rx(struct socket *sock);
 
 /* siw_listen.c: listeners, namespaces, addresses */
 void siw_listen_forget(struct siw_cep *cep);

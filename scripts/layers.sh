@@ -24,7 +24,7 @@ fi
 declare -A rank=(
 	[siw_main]=0
 	[siw_verbs]=1
-	[siw_cm]=2 [siw_listen]=2
+	[siw_cm]=2 [siw_cmsock]=2 [siw_listen]=2
 	[siw_tx]=3 [siw_rx]=3
 	[siw_rdmap]=4
 	[siw_ddp]=5

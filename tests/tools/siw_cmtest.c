@@ -3,8 +3,9 @@
  * siw_cmtest: connection setup over rdma_cm, for the listener tests.
  *
  *   siw_cmtest listen [-m accept|reject] [-P DATA] [-n N] [-t SECS]
- *                     ADDR:PORT [ADDR:PORT ...]
- *       Listens on every ADDR:PORT (0.0.0.0 = wildcard), prints
+ *                     [-b BACKLOG] ADDR:PORT [ADDR:PORT ...]
+ *       Listens on every ADDR:PORT (0.0.0.0 = wildcard; rdma_listen()
+ *       backlog BACKLOG, default 8), prints
  *       "# listening" once all are up, then answers N connect requests:
  *       accept (the default) or reject with private data DATA. Prints
  *       "request on listener K (ADDR:PORT) from IP" for each. Accepted
@@ -37,6 +38,7 @@
 
 enum { P_REQ, P_QP, P_ACCEPTED, P_ESTAB, P_DISC, P_DOWN, P_NUM };
 static const char *tfile;
+static int backlog = 8;
 
 static struct ibv_pd *pd_of[8];
 static struct ibv_context *ctx_of[8];
@@ -100,7 +102,7 @@ static int do_listen(int argc, char **argv, int reject, const char *pdata,
 	if (!pt)
 		DIE("out of memory");
 	for (i = 0; i < nl; i++)
-		lid[i] = cm_listen(ch, argv[i], (void *)(long)i, 8);
+		lid[i] = cm_listen(ch, argv[i], (void *)(long)i, backlog);
 	NOTE("listening");
 	while (served < n || open > 0) {
 		struct rdma_cm_event *ev = cm_wait(ch, end - now_s());
@@ -276,7 +278,7 @@ int main(int argc, char **argv)
 		DIE("usage: siw_cmtest listen|connect ... (see the source)");
 	mode = argv[1];
 	optind = 2;
-	while ((c = getopt(argc, argv, "m:P:n:t:e:D:B:T:")) != -1) {
+	while ((c = getopt(argc, argv, "m:P:n:t:e:D:B:T:b:")) != -1) {
 		switch (c) {
 		case 'm':
 			reject = !strcmp(optarg, "reject");
@@ -301,6 +303,9 @@ int main(int argc, char **argv)
 			break;
 		case 'T':
 			tfile = optarg;
+			break;
+		case 'b':
+			backlog = atoi(optarg);
 			break;
 		default:
 			DIE("bad option");
