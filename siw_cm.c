@@ -1291,9 +1291,8 @@ static void siw_cep_step(struct siw_cep *cep)
  * The work's lock. A connect, accept or reject call holds the mutex while
  * it drives the handshake itself, and the socket events that handshake
  * causes queue the work on another CPU meanwhile: rather than spin there
- * until the call is done (117 us per connection under perf), the work
- * leaves its events to the holder, which runs the step before letting go
- * (siw_cep_unlock()).
+ * until the call is done, the work leaves its events to the holder,
+ * which runs the step before letting go (siw_cep_unlock()).
  *
  * A kill waits for the mutex instead: siw_cm_flush() must not return
  * while a kill queued before it is still running. The kill's event bit

@@ -387,7 +387,7 @@ void siw_sq_read_done(struct siw_qp *qp, struct siw_wqe *wqe,
 	spin_unlock_irqrestore(&qp->orq_lock, flags);
 	siw_cqe_after(qp->scq, qp, note);
 	if (READ_ONCE(qp->attrs.state) == SIW_QP_ERROR)
-		siw_qp_wake_tx(qp);
+		siw_qp_schedule_tx(qp);
 }
 EXPORT_SYMBOL_IF_KUNIT(siw_sq_read_done);
 

@@ -126,11 +126,9 @@ void siw_qp_event(struct siw_qp *qp, enum ib_event_type type)
 /*
  * The TX work of every QP. Unbound: the TX work of a QP whose RX softirq
  * runs on one CPU may run on another, so a Read Response or the next
- * FPDUs go out while this CPU still receives (docs/bench.md). A QP's
- * work never runs twice at once. A Read Response goes the same way: a
- * per-CPU queue that ran it on the receiving CPU after the softirq was
- * measured slower (64 B Read latency 1.15x the kernel's siw with the
- * unbound queue, 1.22x with the per-CPU one, in turns with it).
+ * FPDUs go out while this CPU still receives. A QP's work never runs
+ * twice at once. A Read Response goes the same way: on the receiving
+ * CPU it would wait for the softirq that queued it to finish.
  */
 static struct workqueue_struct *siw_tx_wq;
 
@@ -179,10 +177,16 @@ void siw_qp_wq_exit(void)
 	siw_tx_wq = NULL;
 }
 
-/* Run the QP's transmitter (siw_tx.c) soon; it holds a QP reference. */
+/*
+ * Run the QP's transmitter (siw_tx.c) soon: the one way to queue its TX
+ * work, from any context. The queued work holds a QP reference; a QP
+ * whose last one is gone is being destroyed, and its teardown flushes
+ * what the transmitter holds (siw_tx_fini()).
+ */
 void siw_qp_schedule_tx(struct siw_qp *qp)
 {
-	siw_qp_get(qp);
+	if (!kref_get_unless_zero(&qp->ref))
+		return;
 	if (!queue_work(siw_tx_wq, &qp->tx_work))
 		siw_qp_put(qp);
 }
@@ -232,15 +236,6 @@ void siw_qp_tx_unblock(struct siw_qp *qp)
 	spin_unlock_irqrestore(&qp->orq_lock, flags);
 	if (wake)
 		siw_qp_schedule_tx(qp);
-}
-
-/* The same for callers that may find the QP being destroyed. */
-void siw_qp_wake_tx(struct siw_qp *qp)
-{
-	if (!kref_get_unless_zero(&qp->ref))
-		return;
-	if (!queue_work(siw_tx_wq, &qp->tx_work))
-		siw_qp_put(qp);
 }
 
 /**
@@ -379,6 +374,24 @@ enum siw_qp_state siw_qp_set_state_error(struct siw_qp *qp)
 EXPORT_SYMBOL_IF_KUNIT(siw_qp_set_state_error);
 
 /**
+ * siw_qp_flush - complete the queued work of a QP in ERROR
+ * @qp: the QP
+ *
+ * The receive queue is flushed here; the send side (ORQ, queued
+ * completions, SQ) only by the transmitter, which alone takes SQEs and
+ * waits for a Read the receiver holds (siw_sq_flush_reads()): it is run
+ * for that (siw_tx_run()).
+ */
+void siw_qp_flush(struct siw_qp *qp)
+{
+	if (READ_ONCE(qp->attrs.state) != SIW_QP_ERROR)
+		return;
+	siw_qp_flush_rq(qp);
+	siw_qp_schedule_tx(qp);
+}
+EXPORT_SYMBOL_IF_KUNIT(siw_qp_flush);
+
+/**
  * siw_qp_to_error - move to ERROR, close the connection, flush
  * @qp: the QP
  *
@@ -416,14 +429,20 @@ void siw_qp_error_async(struct siw_qp *qp, enum siw_qp_state old)
 	trace_siw_qp_state(qp, old, SIW_QP_ERROR, _RET_IP_);
 	if (old != SIW_QP_IDLE)
 		siw_cm_qp_disconnect(qp, true);
-	siw_qp_wake_tx(qp);
+	siw_qp_schedule_tx(qp);
 }
 
-/*
- * Graceful close (SQD): the TX work finishes what is queued, then asks
- * the CM for an orderly TCP close (siw_tx_run()).
+/**
+ * siw_qp_close_graceful - the move to SQD: finish what is queued, then close
+ * @qp: the QP
+ *
+ * A connected QP goes to CLOSING; its transmitter, which the caller runs,
+ * sends what is queued and then asks the CM for an orderly TCP close
+ * (siw_qp_sq_drained()). One not yet connected goes to ERROR.
+ *
+ * Return: true if the caller is to run the transmitter.
  */
-void siw_qp_close_graceful(struct siw_qp *qp)
+bool siw_qp_close_graceful(struct siw_qp *qp)
 {
 	bool connected = false, idle = false;
 
@@ -439,17 +458,9 @@ void siw_qp_close_graceful(struct siw_qp *qp)
 	}
 	spin_unlock_bh(&qp->state_lock);
 
-	/*
-	 * A user QP's modify comes from a system call (uverbs, or rdma_cm
-	 * through iw_cm), never under a lock: drain here, no work item. A
-	 * kernel consumer's may come from any context.
-	 */
-	if (connected && qp->user)
-		siw_tx_now(qp);
-	else if (connected)
-		siw_qp_schedule_tx(qp);
-	else if (idle)
+	if (idle)
 		siw_qp_flush(qp);
+	return connected;
 }
 EXPORT_SYMBOL_IF_KUNIT(siw_qp_close_graceful);
 
@@ -465,8 +476,8 @@ void siw_qp_sq_drained(struct siw_qp *qp)
 
 /*
  * The engines stopped using the connection (siw_qp_llp_closed(), the
- * CM's work, QP in ERROR): the QP lets go of it and flushes what is left,
- * the send side here rather than in a TX work of its own.
+ * CM's work, QP in ERROR): the QP lets go of it and flushes its receives;
+ * the caller runs the transmitter for the send side.
  */
 void siw_qp_llp_detach(struct siw_qp *qp)
 {
@@ -476,7 +487,6 @@ void siw_qp_llp_detach(struct siw_qp *qp)
 	spin_unlock_bh(&qp->state_lock);
 
 	siw_qp_flush_rq(qp);
-	siw_tx_sync(qp);
 }
 
 /**

@@ -604,21 +604,3 @@ void siw_qp_flush_rq(struct siw_qp *qp)
 	}
 }
 EXPORT_SYMBOL_IF_KUNIT(siw_qp_flush_rq);
-
-/**
- * siw_qp_flush - complete the queued work of a QP in ERROR
- * @qp: the QP
- *
- * The receive queue is flushed here; the send side (ORQ, queued
- * completions, SQ) only by the transmitter, which alone takes SQEs and
- * waits for a Read the receiver holds (siw_sq_flush_reads()): it is run
- * for that (siw_tx_run()).
- */
-void siw_qp_flush(struct siw_qp *qp)
-{
-	if (READ_ONCE(qp->attrs.state) != SIW_QP_ERROR)
-		return;
-	siw_qp_flush_rq(qp);
-	siw_qp_wake_tx(qp);
-}
-EXPORT_SYMBOL_IF_KUNIT(siw_qp_flush);

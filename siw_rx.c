@@ -378,6 +378,8 @@ void siw_qp_llp_closed(struct siw_qp *qp)
 		release_sock(sock->sk);
 	}
 	siw_qp_llp_detach(qp);
+	/* the send side's flush, here rather than in a TX work of its own */
+	siw_tx_sync(qp);
 }
 
 /* The QP is being destroyed, its connection long gone. */

@@ -1010,7 +1010,17 @@ out_unlock:
 	/* these take state_lock themselves */
 	switch (target) {
 	case IB_QPS_SQD:
-		siw_qp_close_graceful(qp);
+		/*
+		 * A user QP's modify comes from a system call (uverbs, or
+		 * rdma_cm through iw_cm), never under a lock: drain here, no
+		 * work item. A kernel consumer's may come from any context.
+		 */
+		if (!siw_qp_close_graceful(qp))
+			break;
+		if (qp->user)
+			siw_tx_now(qp);
+		else
+			siw_qp_schedule_tx(qp);
 		break;
 	case IB_QPS_SQE:
 	case IB_QPS_ERR:
@@ -1081,10 +1091,8 @@ static void siw_qp_kick(struct siw_qp *qp, bool send)
 	if ((state == SIW_QP_RTS || state == SIW_QP_ERROR) && send &&
 	    qp->user)
 		siw_tx_doorbell(qp, state);	/* in ERROR it flushes */
-	else if (state == SIW_QP_RTS && send)
-		siw_qp_schedule_tx(qp);
-	else if (state == SIW_QP_ERROR && send)
-		siw_qp_wake_tx(qp);	/* the transmitter flushes the SQ */
+	else if ((state == SIW_QP_RTS || state == SIW_QP_ERROR) && send)
+		siw_qp_schedule_tx(qp);	/* in ERROR it flushes the SQ */
 	else if (state == SIW_QP_ERROR)
 		siw_qp_flush_posted(qp);
 }

@@ -133,7 +133,7 @@ static void siw_zc_release(struct sk_buff *skb, struct ubuf_info *uarg,
 	spin_lock_irqsave(&ctx->lock, flags);
 	siw_zc_mark_released(ctx, zc->seq);
 	if (ctx->qp)
-		siw_qp_wake_tx(ctx->qp);
+		siw_qp_schedule_tx(ctx->qp);
 	spin_unlock_irqrestore(&ctx->lock, flags);
 	call_rcu(&zc->rcu, siw_zc_free);
 	rcu_read_unlock();

@@ -8,8 +8,8 @@
 # The ranks below are the layering the README's layout section describes:
 # verbs -> tx -> rdmap -> ddp -> mpa on transmit; on receive the RX
 # engine drives mpa, ddp and rdmap, and rdmap completes into the qp.
-# Below them: zero-copy, the QP object (state, rings, completions: one
-# file each) and memory. A smaller rank is higher; same rank: one layer
+# Below them: zero-copy, the QP object and its state machine, below it
+# the work queues and completions it drives, and memory. A smaller rank is higher; same rank: one layer
 # in several files.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -30,9 +30,10 @@ declare -A rank=(
 	[siw_ddp]=5
 	[siw_mpa]=6
 	[siw_zcopy]=7
-	[siw_qp]=8 [siw_queue]=8 [siw_cq]=8
-	[siw_mem]=9
-	[siw_trace]=10
+	[siw_qp]=8
+	[siw_queue]=9 [siw_cq]=9
+	[siw_mem]=10
+	[siw_trace]=11
 )
 declare -A owner=()
 objs=()
