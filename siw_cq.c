@@ -354,10 +354,17 @@ static int siw_sq_read_end(struct siw_qp *qp, struct siw_wqe *wqe,
 	int note = 0;
 
 	lockdep_assert_held(&qp->orq_lock);
-	if (wqe->queued && qp->sq_done)
-		qp->sq_done[wqe->done_slot % qp->sq_done_size] = d;
-	else if (report)
+	if (wqe->queued && qp->sq_done) {
+		/* its place keeps what it is due behind (read_seq, zc_seq) */
+		struct siw_sq_done *q =
+			&qp->sq_done[wqe->done_slot % qp->sq_done_size];
+
+		q->status = d.status;
+		q->bytes = d.bytes;
+		q->report = d.report;
+	} else if (report) {
 		note = siw_sq_cqe(qp, &d);
+	}
 	wqe->queued = false;
 	/* the receiver lets go of it here: a flush may go on behind it */
 	WRITE_ONCE(wqe->active, false);
@@ -417,7 +424,8 @@ int siw_sq_flush_reads(struct siw_qp *qp)
 		spin_unlock_irqrestore(&qp->orq_lock, flags);
 		return -EBUSY;
 	}
-	while (qp->orq && qp->orq_get != qp->orq_put && note >= 0) {
+	/* all of them, a full CQ or not: each holds MR references */
+	while (qp->orq && qp->orq_get != qp->orq_put) {
 		e = siw_orq_slot(qp, qp->orq_get++);
 		/* safe in any context (siw_mr_put()) */
 		siw_wqe_put_mrs(&e->wqe);

@@ -197,14 +197,17 @@ static void siw_test_irq_wrap(struct kunit *test)
 
 #define ORD_WC		16	/* polled at once */
 #define ORD_RACE_N	BIT(20)	/* work requests */
-#define ORD_RACE_ORD	4
-#define ORD_RACE_CQ	256
+#define ORD_RACE_ORD	32
+#define ORD_RACE_CQ	1024
 
 struct ord_race {
 	struct ordt *t;
-	struct completion rx_done;
-	bool stop;
+	struct completion tx_done, rx_done;
+	bool stop;		/* the receiver's */
 	u32 reads;		/* Reads the receiver ended */
+	u32 bad;		/* CQEs out of order */
+	u64 got;		/* CQEs polled */
+	struct ib_wc wc[ORD_WC];
 };
 
 /* The receive side: each Read's response arrives, oldest first. */
@@ -216,7 +219,7 @@ static int ord_race_rx(void *data)
 
 	while (!READ_ONCE(r->stop)) {
 		if (!siw_orq_pop(qp, &w)) {
-			cond_resched();
+			cpu_relax();
 			continue;
 		}
 		siw_sq_read_done(qp, &w, IB_WC_SUCCESS, 0);
@@ -227,35 +230,21 @@ static int ord_race_rx(void *data)
 }
 
 /*
- * The transmitter posts a million work requests, every third a Read,
- * all signalled, while another thread ends the Reads as their responses
- * would: the CQ, polled here as the consumer, must give every id in
- * posting order. Before each post the transmitter waits as
- * siw_sqe_take() makes it: for an ORD slot, room in the completion
- * queue, and here for CQ room (the consumer is this thread).
+ * The transmitter, which is also the consumer: posts the work requests,
+ * every third a Read, all signalled, waiting before each as
+ * siw_sqe_take() makes it (an ORD slot, room to queue its completion)
+ * and for CQ room, and checks every CQE it polls.
  */
-static void siw_test_sq_order_race(struct kunit *test)
+static int ord_race_tx(void *data)
 {
-	struct ordt *t = ordt_new(test, ORD_RACE_CQ, 64, 1, ORD_RACE_ORD);
-	struct siw_qp *qp = t->qp;
+	struct ord_race *r = data;
+	struct siw_qp *qp = r->t->qp;
 	struct siw_wqe *w = &qp->tx.sq_wqe;
-	struct ord_race r = { .t = t };
-	struct ib_wc *wc = kunit_kcalloc(test, ORD_WC, sizeof(*wc),
-					 GFP_KERNEL);
-	struct task_struct *rx;
-	u64 id = 0, want = 0;
-	u32 bad = 0, i;
+	u64 id = 0;
 	int n, k;
 
-	KUNIT_ASSERT_NOT_NULL(test, wc);
-
-	init_completion(&r.rx_done);
-	rx = kthread_run(ord_race_rx, &r, "siw_kunit_rx");
-	KUNIT_ASSERT_FALSE(test, IS_ERR(rx));
-
-	while (want < ORD_RACE_N) {
-		bool room = id < ORD_RACE_N &&
-			    id - want < ORD_RACE_CQ / 2 &&
+	while (r->got < ORD_RACE_N) {
+		bool room = id < ORD_RACE_N && id - r->got < ORD_RACE_CQ / 2 &&
 			    qp->sq_done_put - qp->sq_done_get <
 			    qp->sq_done_size - 1;
 
@@ -277,36 +266,75 @@ static void siw_test_sq_order_race(struct kunit *test)
 			}
 			id++;
 		}
-		n = siw_poll_cq(&t->cq->base, ORD_WC, wc);
-		for (k = 0; k < n; k++, want++) {
-			if (wc[k].wr_id != want || wc[k].status != IB_WC_SUCCESS) {
-				if (!bad)
-					kunit_err(test, "CQE %llu: id %llu status %d\n",
-						  want, wc[k].wr_id, wc[k].status);
-				bad++;
-				want = wc[k].wr_id;
-			}
+		n = siw_poll_cq(&r->t->cq->base, ORD_WC, r->wc);
+		for (k = 0; k < n; k++, r->got++) {
+			if (r->wc[k].wr_id == r->got &&
+			    r->wc[k].status == IB_WC_SUCCESS)
+				continue;
+			if (!r->bad)
+				pr_err("siw_order: CQE %llu: id %llu status %d\n",
+				       r->got, r->wc[k].wr_id, r->wc[k].status);
+			r->bad++;
+			r->got = r->wc[k].wr_id;
 		}
 		if (!room && !n)
+			cpu_relax();
+		if (!(id & 1023))
 			cond_resched();
 	}
-	WRITE_ONCE(r.stop, true);
-	wait_for_completion(&r.rx_done);
-	KUNIT_EXPECT_EQ(test, bad, 0U);
-	KUNIT_EXPECT_EQ(test, r.reads, DIV_ROUND_UP(ORD_RACE_N, 3));
-	KUNIT_EXPECT_EQ(test, qp->attrs.state, SIW_QP_RTS);
-	for (i = 0; i < 2; i++)
-		KUNIT_EXPECT_EQ(test, siw_poll_cq(&t->cq->base, 1, wc), 0);
+	complete(&r->tx_done);
+	return 0;
 }
 
-#define ORD_RQ_SLOTS	512
-#define ORD_RQ_ROUNDS	64
-#define ORD_RQ_THREADS	2
+/*
+ * A million send queue work requests, a third of them Reads whose
+ * responses another CPU ends as the receiver would, while the
+ * transmitter completes the Sends and Writes: the CQ must give every id
+ * in posting order.
+ */
+static void siw_test_sq_order_race(struct kunit *test)
+{
+	struct ordt *t = ordt_new(test, ORD_RACE_CQ, 64, 1, ORD_RACE_ORD);
+	struct ord_race *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	struct task_struct *tx, *rx;
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs, has %u", num_online_cpus());
+	r->t = t;
+	init_completion(&r->tx_done);
+	init_completion(&r->rx_done);
+	rx = kthread_create(ord_race_rx, r, "siw_kunit_rx");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(rx));
+	kthread_bind(rx, cpumask_last(cpu_online_mask));
+	tx = kthread_create(ord_race_tx, r, "siw_kunit_tx");
+	if (IS_ERR(tx)) {
+		WRITE_ONCE(r->stop, true);
+		wake_up_process(rx);
+		wait_for_completion(&r->rx_done);
+		KUNIT_FAIL(test, "no transmitter thread: %ld", PTR_ERR(tx));
+		return;
+	}
+	kthread_bind(tx, cpumask_first(cpu_online_mask));
+	wake_up_process(rx);
+	wake_up_process(tx);
+	wait_for_completion(&r->tx_done);
+	WRITE_ONCE(r->stop, true);
+	wait_for_completion(&r->rx_done);
+	KUNIT_EXPECT_EQ(test, r->bad, 0U);
+	KUNIT_EXPECT_EQ(test, r->got, (u64)ORD_RACE_N);
+	KUNIT_EXPECT_EQ(test, r->reads, DIV_ROUND_UP(ORD_RACE_N, 3));
+	KUNIT_EXPECT_EQ(test, t->qp->attrs.state, SIW_QP_RTS);
+	KUNIT_EXPECT_EQ(test, siw_poll_cq(&t->cq->base, 1, &wc), 0);
+}
+
+#define ORD_RQ_SLOTS	256
+#define ORD_RQ_ROUNDS	256
 
 struct ord_flusher {
 	struct siw_qp *qp;
-	struct completion go, done;
-	atomic_t *round;
+	struct completion done;
 	bool stop;
 };
 
@@ -314,24 +342,24 @@ static int ord_flush_thread(void *data)
 {
 	struct ord_flusher *f = data;
 
-	wait_for_completion(&f->go);
 	while (!READ_ONCE(f->stop)) {
 		siw_qp_flush_rq(f->qp);
-		cond_resched();
+		cpu_relax();
 	}
 	complete(&f->done);
 	return 0;
 }
 
 /*
- * Receives flushed by modify, the CM and the flush work at once: the
- * flush completions must come in the order the receives were posted.
+ * Receives flushed from two CPUs at once, as modify, the CM and the
+ * flush work may: the flush completions must come in the order the
+ * receives were posted. Each round fills the ring, both flush, and this
+ * thread polls all of them.
  */
 static void siw_test_rq_flush_order(struct kunit *test)
 {
 	struct ordt *t = ordt_new(test, 2 * ORD_RQ_SLOTS, ORD_RQ_SLOTS, 1, 1);
-	struct ord_flusher *f = kunit_kcalloc(test, ORD_RQ_THREADS,
-					      sizeof(*f), GFP_KERNEL);
+	struct ord_flusher *f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
 	struct ib_wc *wc = kunit_kcalloc(test, ORD_WC, sizeof(*wc),
 					 GFP_KERNEL);
 	struct siw_qp *qp = t->qp;
@@ -342,50 +370,42 @@ static void siw_test_rq_flush_order(struct kunit *test)
 
 	KUNIT_ASSERT_NOT_NULL(test, f);
 	KUNIT_ASSERT_NOT_NULL(test, wc);
-
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs, has %u", num_online_cpus());
 	qp->attrs.state = SIW_QP_ERROR;
-	for (i = 0; i < ORD_RQ_THREADS; i++) {
-		f[i].qp = qp;
-		f[i].stop = false;
-		init_completion(&f[i].go);
-		init_completion(&f[i].done);
-		k = kthread_run(ord_flush_thread, &f[i], "siw_kunit_fl%u", i);
-		KUNIT_ASSERT_FALSE(test, IS_ERR(k));
-	}
-	for (i = 0; i < ORD_RQ_THREADS; i++)
-		complete(&f[i].go);
+	f->qp = qp;
+	init_completion(&f->done);
+	k = kthread_create(ord_flush_thread, f, "siw_kunit_flush");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(k));
+	kthread_bind(k, cpumask_last(cpu_online_mask));
+	wake_up_process(k);
 	for (round = 0; round < ORD_RQ_ROUNDS; round++) {
 		for (i = 0; i < ORD_RQ_SLOTS; i++) {
 			struct siw_rqe *rqe =
 				&qp->recvq[qp->rq_put++ % ORD_RQ_SLOTS];
 
 			while (READ_ONCE(rqe->flags) & SIW_WQE_VALID)
-				cond_resched();
+				cpu_relax();
 			rqe->id = id++;
 			/* the id before VALID, as a poster's */
 			smp_store_release(&rqe->flags, SIW_WQE_VALID);
-			siw_qp_flush_rq(qp);
-			while ((n = siw_poll_cq(&t->cq->base, ORD_WC,
-						wc)) > 0) {
-				for (j = 0; j < n; j++, want++)
-					if (wc[j].wr_id != want) {
-						bad++;
-						want = wc[j].wr_id;
-					}
-			}
 		}
-	}
-	for (i = 0; i < ORD_RQ_THREADS; i++) {
-		WRITE_ONCE(f[i].stop, true);
-		wait_for_completion(&f[i].done);
-	}
-	siw_qp_flush_rq(qp);
-	while ((n = siw_poll_cq(&t->cq->base, ORD_WC, wc)) > 0)
-		for (j = 0; j < n; j++, want++)
-			if (wc[j].wr_id != want) {
+		siw_qp_flush_rq(qp);
+		while (want < id) {
+			n = siw_poll_cq(&t->cq->base, ORD_WC, wc);
+			for (j = 0; j < n; j++, want++) {
+				if (wc[j].wr_id == want)
+					continue;
 				bad++;
 				want = wc[j].wr_id;
 			}
+			if (!n)
+				siw_qp_flush_rq(qp);
+		}
+		cond_resched();
+	}
+	WRITE_ONCE(f->stop, true);
+	wait_for_completion(&f->done);
 	KUNIT_EXPECT_EQ(test, bad, 0U);
 	KUNIT_EXPECT_EQ(test, want, id);
 }
