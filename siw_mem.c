@@ -673,28 +673,13 @@ static int siw_chunk_kva(unsigned long kva, u64 len, struct siw_mem_chunk *c)
 	return 0;
 }
 
-/**
- * siw_mr_chunk() - locate the page piece holding an MR address
- * @mr: MR, range already accepted by siw_mr_check()
- * @gen: the registration siw_mr_check() accepted
- * @va: address within the MR
- * @len: bytes wanted from @va
- * @c: result; @c->len is at most @len and never crosses a page
- *
- * Return: 0, or -EFAULT if the MR cannot resolve @va (never expected
- * after a successful check, but the data path must not crash on it).
- */
-int siw_mr_chunk(struct siw_mr *mr, u32 gen, u64 va, u64 len,
-		 struct siw_mem_chunk *c)
+/* The lookup of siw_mr_chunk(), inside its read section. */
+static int siw_mr_locate(struct siw_mr *mr, u64 va, u64 len,
+			 struct siw_mem_chunk *c)
 {
 	u64 off, idx;
 	u32 psz;
 
-	/* invalidated or registered anew since the check: not ours */
-	if (READ_ONCE(mr->gen) != gen)
-		return -EFAULT;
-	/* pairs with write_seqcount_end(): the range of that generation */
-	smp_rmb();
 	if (va < mr->va || va - mr->va > mr->len)
 		return -EFAULT;
 	if (!len) {
@@ -734,6 +719,39 @@ int siw_mr_chunk(struct siw_mr *mr, u32 gen, u64 va, u64 len,
 		return 0;
 	}
 	return -EFAULT;
+}
+
+/**
+ * siw_mr_chunk() - locate the page piece holding an MR address
+ * @mr: MR, range already accepted by siw_mr_check()
+ * @gen: the registration siw_mr_check() accepted
+ * @va: address within the MR
+ * @len: bytes wanted from @va
+ * @c: result; @c->len is at most @len and never crosses a page
+ *
+ * Return: 0, or -EFAULT if the MR cannot resolve @va (never expected
+ * after a successful check, but the data path must not crash on it).
+ */
+int siw_mr_chunk(struct siw_mr *mr, u32 gen, u64 va, u64 len,
+		 struct siw_mem_chunk *c)
+{
+	unsigned int seq;
+	int rv;
+
+	/*
+	 * One read section for the generation and everything the lookup
+	 * reads (range, page offset): an invalidate and a new registration
+	 * between them would give this registration's address the other's
+	 * page.
+	 */
+	do {
+		seq = read_seqcount_begin(&mr->seq);
+		/* invalidated or registered anew since the check: not ours */
+		if (mr->gen != gen)
+			return -EFAULT;
+		rv = siw_mr_locate(mr, va, len, c);
+	} while (read_seqcount_retry(&mr->seq, seq));
+	return rv;
 }
 EXPORT_SYMBOL_IF_KUNIT(siw_mr_chunk);
 

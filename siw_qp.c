@@ -8,6 +8,7 @@
 #include <linux/slab.h>
 #include <linux/memcontrol.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/isolation.h>
 #include <net/tcp.h>
 #include <rdma/restrack.h>
 
@@ -192,24 +193,65 @@ void siw_qp_schedule_tx(struct siw_qp *qp)
 }
 
 /**
+ * siw_qp_hand_cpu - the CPU a doorbell hands its stream to
+ * @self: the poster's CPU
+ * @allowed: where the poster may run (its affinity and cpuset), or every
+ *	online CPU for a poster that is no task (softirq)
+ *
+ * The next CPU after @self, wrapping, that is online, that @allowed
+ * holds and that kernel work may use: not isolated from the scheduler's
+ * domains or from unbound work (isolcpus=, nohz_full=). A job pinned to
+ * its CPUs, or isolated ones kept free for it, gets no transmit work on
+ * CPUs it was kept from.
+ *
+ * Return: the CPU, or -1 if there is none but @self.
+ */
+int siw_qp_hand_cpu(unsigned int self, const struct cpumask *allowed)
+{
+	const struct cpumask *wq, *dom;
+	unsigned int cpu;
+	int found = -1;
+
+	/* newer kernels change the isolated set at run time, under RCU */
+	rcu_read_lock();
+	wq = housekeeping_cpumask(HK_TYPE_WQ);
+	dom = housekeeping_cpumask(HK_TYPE_DOMAIN);
+	for_each_cpu_wrap(cpu, allowed, self) {
+		if (cpu != self && cpu_online(cpu) &&
+		    cpumask_test_cpu(cpu, wq) && cpumask_test_cpu(cpu, dom)) {
+			found = cpu;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return found;
+}
+EXPORT_SYMBOL_IF_KUNIT(siw_qp_hand_cpu);
+
+/**
  * siw_qp_hand_tx - the doorbell leaves a stream to the TX work
  * @qp: the QP
  *
- * On a CPU other than the caller's: the caller goes on posting, and a
- * worker woken on its CPU would preempt it, so the two would take turns
- * instead of overlapping. The unbound queue may place it either way, so
- * this goes to a per-CPU high-priority queue, which names the CPU. The
+ * On a CPU other than the caller's (siw_qp_hand_cpu()): the caller goes
+ * on posting, and a worker woken on its CPU would preempt it, so the two
+ * would take turns instead of overlapping. The unbound queue may place
+ * it either way, so this goes to a per-CPU high-priority queue, which
+ * names the CPU; with no other CPU to use, to the unbound one. The
  * work may then run on both queues at once; its mutex (siw_tx_work())
  * keeps one transmitter, and each queuing holds a QP reference, so
  * siw_qp_destroy() still waits for both.
  */
 void siw_qp_hand_tx(struct siw_qp *qp)
 {
-	unsigned int cpu = cpumask_next(raw_smp_processor_id(),
-					cpu_online_mask);
+	int cpu = siw_qp_hand_cpu(raw_smp_processor_id(),
+				  in_task() ? current->cpus_ptr :
+					      cpu_online_mask);
 
-	if (cpu >= nr_cpu_ids)
-		cpu = cpumask_first(cpu_online_mask);
+	if (cpu < 0) {
+		/* the unbound queue keeps to the workqueue's own CPU mask */
+		siw_qp_schedule_tx(qp);
+		return;
+	}
 	siw_qp_get(qp);
 	if (!queue_work_on(cpu, siw_hand_wq, &qp->tx_work))
 		siw_qp_put(qp);
@@ -507,9 +549,11 @@ void siw_qp_destroy(struct siw_qp *qp)
 	/* CM and iw_cm references go once the connection is closed */
 	siw_qp_put(qp);
 	/*
-	 * The CM's timers (connect 10 s, close 5 s) bound that wait; past
-	 * them a reference is lost: say so, as the hung-task detector
-	 * would (the tests' log scan flags both), and keep waiting.
+	 * The CM's timers bound that wait: the TCP connect (10 s), the MPA
+	 * exchange (mpa_timeout_ms, up to 600 s), the consumer's answer to
+	 * a request (30 s) and the close (5 s). Past them a reference is
+	 * lost; each nag says so, as the hung-task detector would (the
+	 * tests' log scan flags both), and the wait goes on.
 	 */
 	while (!wait_for_completion_timeout(&qp->freed,
 					    SIW_QP_DESTROY_NAG_S * HZ)) {

@@ -874,6 +874,7 @@ bool siw_qp_close_graceful(struct siw_qp *qp);
 void siw_qp_flush(struct siw_qp *qp);
 void siw_qp_sq_drained(struct siw_qp *qp);
 void siw_qp_schedule_tx(struct siw_qp *qp);
+int siw_qp_hand_cpu(unsigned int self, const struct cpumask *allowed);
 void siw_qp_hand_tx(struct siw_qp *qp);
 void siw_qp_tx_unblock(struct siw_qp *qp);
 void siw_qp_event(struct siw_qp *qp, enum ib_event_type type);

@@ -32,7 +32,15 @@
 # --clock hpet puts clocksource=hpet there, which wins over the default).
 #
 # The guest's clock is the TSC (clocksource=tsc tsc=reliable, what Linux
-# uses on hardware). Under TCG the kernel otherwise finds the vCPUs' TSCs
+# uses on hardware) where the host's own clock is its TSC. Under TCG a
+# guest's TSC is the host's raw TSC (qemu absorbs backward steps only): a
+# host whose kernel does not trust its TSC (a VM host, whose TSC jumps
+# when it is paused or moved; this project's machines run kvm-clock with
+# tsc=unstable) passes each jump on, and every guest timer fires at once
+# (seen: the debug guest's clock leapt 43165 s in a case, 504 -> 43669 s,
+# and its cases "timed out"). There the guest keeps the HPET, which qemu
+# drives from the host's monotonic clock. SIW_VM_APPEND's clocksource=
+# comes later and wins. Under TCG the kernel otherwise finds the vCPUs' TSCs
 # unsynchronized and falls back to the emulated HPET: every clock read a
 # device access under qemu's global lock, TCP's per-segment timestamps
 # and every timer included, and perftest's start-up calibration (a loop
@@ -108,6 +116,13 @@ boot_allow=90 cpu=max
 # slower without it (scripts/bench.sh, TCP and ours alike).
 [[ $kname == debug ]] && boot_allow=300 cpu=max,la57=off
 gtimeout=$((wall - boot_allow))
+host_clock=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown)
+if [[ $host_clock == tsc ]]; then
+	guest_clock="clocksource=tsc tsc=reliable"
+else
+	guest_clock="clocksource=hpet"
+fi
+echo "vm.sh: guest clock ${guest_clock%% *} (the host's is $host_clock)" >&2
 ((gtimeout >= 30)) || gtimeout=30
 
 accel=(-accel 'tcg,thread=multi')
@@ -182,7 +197,7 @@ start_vm() {
 		-nodefaults -display none -monitor none -no-reboot \
 		-chardev "file,id=con,path=$lg" -serial chardev:con \
 		-kernel "$image" -initrd "$initrd" \
-		-append "console=ttyS0 loglevel=5 printk.time=1 panic=-1 mitigations=off no_timer_check rcupdate.rcu_cpu_stall_timeout=300 clocksource=tsc tsc=reliable siwvm.tree=$top siwvm.run=$rd$modarg${SIW_VM_APPEND:+ $SIW_VM_APPEND}" \
+		-append "console=ttyS0 loglevel=5 printk.time=1 panic=-1 mitigations=off no_timer_check rcupdate.rcu_cpu_stall_timeout=300 $guest_clock siwvm.tree=$top siwvm.run=$rd$modarg${SIW_VM_APPEND:+ $SIW_VM_APPEND}" \
 		-fsdev local,id=r,path=/,security_model=none,readonly=on,multidevs=remap \
 		-device virtio-9p-pci,fsdev=r,mount_tag=hostroot \
 		-fsdev "local,id=t,path=$top,security_model=none,multidevs=remap" \

@@ -14,6 +14,7 @@
 #include <linux/string.h>
 #include <linux/skbuff.h>
 #include <linux/percpu.h>
+#include <linux/sched/isolation.h>
 
 #include "siw_kunit.h"
 
@@ -1052,9 +1053,46 @@ static struct kunit_suite siw_rx_suite = {
 	.test_cases = siw_rx_cases,
 };
 
+/*
+ * The doorbell's hand-over picks a CPU the poster may run on: a poster
+ * pinned to its own CPU (or one whose cpuset holds no other) keeps its
+ * stream off the others, and one with a second CPU gets that one.
+ */
+static void siw_test_hand_cpu(struct kunit *test)
+{
+	unsigned int self = cpumask_first(cpu_online_mask);
+	unsigned int other = cpumask_last(cpu_online_mask);
+	cpumask_var_t two;
+	int cpu;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs, has %u", num_online_cpus());
+	if (!housekeeping_test_cpu(other, HK_TYPE_WQ) ||
+	    !housekeeping_test_cpu(other, HK_TYPE_DOMAIN))
+		kunit_skip(test, "CPU %u is isolated here", other);
+	KUNIT_ASSERT_TRUE(test, zalloc_cpumask_var(&two, GFP_KERNEL));
+
+	/* pinned: no other CPU */
+	KUNIT_EXPECT_EQ(test, siw_qp_hand_cpu(self, cpumask_of(self)), -1);
+	/* another CPU allowed: that one, never the poster's */
+	cpumask_set_cpu(self, two);
+	cpumask_set_cpu(other, two);
+	KUNIT_EXPECT_EQ(test, siw_qp_hand_cpu(self, two), (int)other);
+	KUNIT_EXPECT_EQ(test, siw_qp_hand_cpu(other, two), (int)self);
+	/* allowed only elsewhere (a cpuset moved the poster): still there */
+	KUNIT_EXPECT_EQ(test, siw_qp_hand_cpu(self, cpumask_of(other)),
+			(int)other);
+	/* no task restriction: any online CPU but the poster's */
+	cpu = siw_qp_hand_cpu(self, cpu_online_mask);
+	KUNIT_EXPECT_NE(test, cpu, (int)self);
+	KUNIT_EXPECT_TRUE(test, cpu >= 0 && cpu_online(cpu));
+	free_cpumask_var(two);
+}
+
 static struct kunit_case siw_qp_cases[] = {
 	KUNIT_CASE(siw_test_qp_states),
 	KUNIT_CASE(siw_test_drain_held_read),
+	KUNIT_CASE(siw_test_hand_cpu),
 	{}
 };
 

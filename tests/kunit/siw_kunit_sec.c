@@ -2,7 +2,8 @@
 /*
  * KUnit suite "siw_concurrency": what a hostile local user or a racing
  * context must not get out of the module. STag key rotation against a
- * lookup in flight, fast-register of another PD's or an unknown MR,
+ * lookup in flight, re-registration against a placement's page lookup,
+ * fast-register of another PD's or an unknown MR,
  * completion notifications racing with arming (a million completions
  * from one CPU while another arms and polls), CQ overflow stopping the
  * QP, and flushes that end although the ring keeps being refilled.
@@ -164,6 +165,144 @@ static void siw_test_mr_stale_key(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, page_address(c.page) + c.off, buf);
 	KUNIT_EXPECT_NULL(test, siw_mr_lookup(t->sdev, old));
 	siw_mr_put(got);
+	xa_erase(&t->sdev->mr_xa, SECT_IDX);
+}
+
+/* ------------------------------- re-registration against a placement */
+
+/*
+ * Two registrations of one FRMR over the same three pages: A maps page 0
+ * at SECT_RR_VA, B page 1 (its range starts a page lower). A placement
+ * checked against one of them must get that one's page or nothing.
+ */
+#define SECT_RR_VA	0x100000ULL
+#define SECT_RR_LOOKUPS	2000000
+#define SECT_RR_SECS	30
+
+struct sect_rereg {
+	struct sect *t;
+	struct siw_mr *mr;
+	atomic_t stop;
+	unsigned long rotations;
+	int failed;
+	struct completion done;
+};
+
+/* Invalidate and register anew, A and B in turn, until told to stop. */
+static int sect_rereg_writer(void *data)
+{
+	struct sect_rereg *r = data;
+	struct siw_mr *mr = r->mr;
+	u8 key = SECT_KEY_OLD;
+	bool b = false;
+
+	while (!atomic_read(&r->stop)) {
+		if (siw_mr_invalidate(r->t->sdev, mr->stag, r->t->pd, false)) {
+			r->failed = 1;
+			break;
+		}
+		b = !b;
+		mr->base.iova = b ? SECT_RR_VA - PAGE_SIZE : SECT_RR_VA;
+		mr->base.length = (b ? 3 : 2) * PAGE_SIZE;
+		key++;
+		if (siw_mr_fast_reg(r->t->sdev, r->t->pd, &mr->base,
+				    SECT_IDX << 8 | key,
+				    IB_ACCESS_LOCAL_WRITE |
+				    IB_ACCESS_REMOTE_WRITE)) {
+			r->failed = 2;
+			break;
+		}
+		r->rotations++;
+		cond_resched();
+	}
+	complete(&r->done);
+	while (!kthread_should_stop())
+		schedule_timeout_interruptible(1);
+	return 0;
+}
+
+/*
+ * A placement's check and page lookup (siw_mr_check(), siw_mr_chunk())
+ * while another CPU invalidates and re-registers the MR between the two
+ * layouts: a lookup that passes returns the page of the registration
+ * its check accepted, never the other one's.
+ */
+static void siw_test_mr_rereg_race(struct kunit *test)
+{
+	struct sect *t = sect_new(test, 4, 8);
+	struct sect_rereg *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	unsigned long end = jiffies + SECT_RR_SECS * HZ;
+	unsigned long ok[2] = {}, mixed = 0, refused = 0;
+	struct siw_mem_chunk c;
+	const struct cpumask *here;
+	struct task_struct *k;
+	struct siw_mr *mr;
+	void *buf[3];
+	u32 gen, gen0;
+	int i, which;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs, has %u", num_online_cpus());
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	for (i = 0; i < 3; i++) {
+		buf[i] = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, buf[i]);
+	}
+	mr = sect_frmr(test, t, t->pd, buf[0]);
+	mr->pbl = kunit_kcalloc(test, 3, sizeof(*mr->pbl), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mr->pbl);
+	mr->pbl_max = 3;
+	mr->pbl_n = 3;
+	for (i = 0; i < 3; i++)
+		mr->pbl[i] = (uintptr_t)buf[i];
+	mr->len = 2 * PAGE_SIZE;
+	mr->base.length = mr->len;
+	gen0 = mr->gen;
+
+	r->t = t;
+	r->mr = mr;
+	init_completion(&r->done);
+	k = kthread_create(sect_rereg_writer, r, "siw_kunit_rereg");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(k));
+	kthread_bind(k, cpumask_last(cpu_online_mask));
+	/* the lookups on another CPU than the writer's */
+	here = cpumask_of(cpumask_first(cpu_online_mask));
+	KUNIT_EXPECT_EQ(test, set_cpus_allowed_ptr(current, here), 0);
+	wake_up_process(k);
+
+	for (i = 0; i < SECT_RR_LOOKUPS && time_before(jiffies, end); i++) {
+		if (siw_mr_check(mr, READ_ONCE(mr->stag), t->pd,
+				 IB_ACCESS_REMOTE_WRITE, SECT_RR_VA, 16, true,
+				 &gen) ||
+		    siw_mr_chunk(mr, gen, SECT_RR_VA, 16, &c)) {
+			refused++;
+			continue;
+		}
+		/* gen0 + 4n: A valid; gen0 + 4n + 2: B valid */
+		which = (gen - gen0) % 4 ? 1 : 0;
+		if (c.page == virt_to_page(buf[which]))
+			ok[which]++;
+		else
+			mixed++;
+		if (!(i & 255))
+			cond_resched();
+	}
+	atomic_set(&r->stop, 1);
+	wait_for_completion(&r->done);
+	kthread_stop(k);
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
+
+	kunit_info(test, "%d lookups: A %lu, B %lu, refused %lu, mixed %lu; %lu re-registrations\n",
+		   i, ok[0], ok[1], refused, mixed, r->rotations);
+	KUNIT_EXPECT_EQ_MSG(test, r->failed, 0, "the writer's %s failed",
+			    r->failed == 1 ? "invalidate" : "fast-register");
+	KUNIT_EXPECT_EQ_MSG(test, mixed, 0UL,
+			    "%lu lookups got the other registration's page",
+			    mixed);
+	/* both layouts were looked up while the other was being written */
+	KUNIT_EXPECT_GT(test, ok[0], 0UL);
+	KUNIT_EXPECT_GT(test, ok[1], 0UL);
+	KUNIT_EXPECT_GT(test, r->rotations, 1000UL);
 	xa_erase(&t->sdev->mr_xa, SECT_IDX);
 }
 
@@ -804,6 +943,7 @@ static void siw_test_log_ratelimit(struct kunit *test)
 static struct kunit_case siw_sec_cases[] = {
 	KUNIT_CASE(siw_test_mr_stale_key),
 	KUNIT_CASE(siw_test_fast_reg_checks),
+	KUNIT_CASE_SLOW(siw_test_mr_rereg_race),
 	KUNIT_CASE_SLOW(siw_test_cq_notify_race),
 	KUNIT_CASE(siw_test_cq_overflow),
 	KUNIT_CASE(siw_test_flush_bounded),

@@ -135,6 +135,19 @@ wait_for() {
 	done
 }
 
+# res_show ARGS..: `rdma res show ARGS`, or, if rdma fails, one line
+# "RDMA-RES-FAILED ..." and status 1. Teardown checks grep or count what
+# this prints for what is left: a failed query must not read as "none".
+res_show() {
+	local out rc=0
+	out=$(rdma res show "$@" 2>&1) || rc=$?
+	if ((rc)); then
+		echo "RDMA-RES-FAILED (rc $rc) rdma res show $*: $out"
+		return 1
+	fi
+	printf '%s\n' "$out"
+}
+
 # rdma_listening PORT: an rdma_cm listener on PORT exists (any device and
 # address, from `rdma res show cm_id`). rxe's rdma_cm listener is no TCP
 # socket, so ss cannot see it. rdma_cm marks the ID LISTEN a moment before

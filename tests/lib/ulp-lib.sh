@@ -68,8 +68,13 @@ nvme_no_ctrl() { [[ -z $(nvme_ctrls "$1") ]]; }
 nvme_has_ctrl() { [[ -n $(nvme_ctrls "$1") ]]; }
 nvme_state_is() { [[ $(cat "/sys/class/nvme/$1/state" 2>/dev/null) == "$2" ]]; }
 nvme_state_not() { ! nvme_state_is "$@"; }
-# ulp_rdma_qps: number of kernel QPs (rdma res) on $RDEV
-ulp_rdma_qps() { rdma res show qp link "$RDEV/1" 2>/dev/null | grep 'lqpn' | grep -vc 'type GSI' || true; }
+# ulp_rdma_qps: number of kernel QPs (rdma res) on $RDEV; "rdma-failed"
+# (no number: every count check and ulp_no_qps then fail) if rdma fails
+ulp_rdma_qps() {
+	local out
+	out=$(res_show qp link "$RDEV/1") || { echo rdma-failed; return 0; }
+	grep 'lqpn' <<<"$out" | grep -vc 'type GSI' || true
+}
 
 # ulp_barrier NAME [TIMEOUT]: pair_barrier on a fresh port per call (both
 # roles call the same sequence). With one port, side a can pass a barrier
