@@ -196,7 +196,7 @@ void siw_qp_schedule_tx(struct siw_qp *qp)
  * siw_qp_hand_cpu - the CPU a doorbell hands its stream to
  * @self: the poster's CPU
  * @allowed: where the poster may run (its affinity and cpuset), or every
- *	online CPU for a poster that is no task (softirq)
+ *	online CPU for a poster that is no user task (softirq, kthread)
  *
  * The next CPU after @self, wrapping, that is online, that @allowed
  * holds and that kernel work may use: not isolated from the scheduler's
@@ -243,9 +243,14 @@ EXPORT_SYMBOL_IF_KUNIT(siw_qp_hand_cpu);
  */
 void siw_qp_hand_tx(struct siw_qp *qp)
 {
+	/*
+	 * A user task's affinity is where its job was placed; a kernel
+	 * thread's (a per-CPU kworker of a ULP) is its queue's, not a limit
+	 * for the work it hands on.
+	 */
+	bool user = in_task() && !(current->flags & PF_KTHREAD);
 	int cpu = siw_qp_hand_cpu(raw_smp_processor_id(),
-				  in_task() ? current->cpus_ptr :
-					      cpu_online_mask);
+				  user ? current->cpus_ptr : cpu_online_mask);
 
 	if (cpu < 0) {
 		/* the unbound queue keeps to the workqueue's own CPU mask */
