@@ -116,6 +116,7 @@ boot_allow=90 cpu=max
 # slower without it (scripts/bench.sh, TCP and ours alike).
 [[ $kname == debug ]] && boot_allow=300 cpu=max,la57=off
 gtimeout=$((wall - boot_allow))
+((gtimeout >= 30)) || gtimeout=30
 host_clock=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown)
 if [[ $host_clock == tsc ]]; then
 	guest_clock="clocksource=tsc tsc=reliable"
@@ -123,7 +124,6 @@ else
 	guest_clock="clocksource=hpet"
 fi
 echo "vm.sh: guest clock ${guest_clock%% *} (the host's is $host_clock)" >&2
-((gtimeout >= 30)) || gtimeout=30
 
 accel=(-accel 'tcg,thread=multi')
 # KVM only if usable: /dev/kvm and hardware virtualisation flags (a /dev/kvm

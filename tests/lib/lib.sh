@@ -147,6 +147,15 @@ res_show() {
 	fi
 	printf '%s\n' "$out"
 }
+# res_left PATTERN ARGS..: the lines of `rdma res show ARGS` matching the
+# ERE PATTERN (what a teardown left), or res_show's failure line: empty
+# only when rdma answered and nothing matched
+res_left() {
+	local pat=$1 out
+	shift
+	out=$(res_show "$@") || { printf '%s\n' "$out"; return 0; }
+	grep -E "$pat" <<<"$out" || true
+}
 
 # rdma_listening PORT: an rdma_cm listener on PORT exists (any device and
 # address, from `rdma res show cm_id`). rxe's rdma_cm listener is no TCP

@@ -154,9 +154,9 @@ else
 	problems+=("no connection to the flooded listener after the flood")
 fi
 wait_pid "$LPID" 60 || { show listener; problems+=("the flooded listener did not end cleanly"); }
-left=$(res_show cm_id | grep -E "comm (rping|siw_cmtest)|^RDMA-RES-FAILED" || true)
+left=$(res_left "comm (rping|siw_cmtest)" cm_id)
 [[ -z $left ]] || problems+=("cm_ids left: $left")
-left=$(res_show qp | grep -E "comm (rping|siw_cmtest)|^RDMA-RES-FAILED" || true)
+left=$(res_left "comm (rping|siw_cmtest)" qp)
 [[ -z $left ]] || problems+=("QPs left: $left")
 rdma link delete "$RDEV2" || problems+=("rdma link delete $RDEV2 failed")
 siw_gone "$RDEV2" 30 || problems+=("$RDEV2 not gone 30 s after rdma link delete")

@@ -59,7 +59,7 @@ for verb in write read; do
 		info "$what: $bytes bytes, $RDEV1 tx $tx rx $rx"
 	done
 done
-left() { res_show qp | grep -cE " comm fio|^RDMA-RES-FAILED" || true; }
+left() { res_left " comm fio" qp | grep -c . || true; }
 wait_for 30 test "$(left)" -eq 0 || fail "fio QPs left: $(rdma res show qp)"
 dmesg_problems_since "$m"
 echo "fio-rdma passed: RDMA Write and Read at 4 KiB, 64 KiB, 1 MiB"

@@ -92,7 +92,7 @@ done
 
 kill "$spid" 2>/dev/null || true
 wait "$spid" 2>/dev/null || true
-left() { res_show qp | grep -cE " comm qperf|^RDMA-RES-FAILED" || true; }
+left() { res_left " comm qperf" qp | grep -c . || true; }
 wait_for 30 test "$(left)" -eq 0 || fail "qperf QPs left: $(rdma res show qp)"
 dmesg_problems_since "$m"
 echo "qperf passed"

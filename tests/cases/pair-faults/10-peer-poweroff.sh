@@ -53,7 +53,7 @@ lost=$(dmesg_since "$m" | grep -E "$dev: connection to $SIW_PEER_IP:[0-9]+ lost:
 info "kernel log: $lost"
 ((lost_n = $(rdma_stat "$dev" conn_lost) - lost0)) || true
 ((lost_n == 1)) || fail "conn_lost of $dev moved by $lost_n, expected 1"
-no_qps_left() { ! res_show qp link "$dev/1" | grep -qE 'lqpn [1-9]|^RDMA-RES-FAILED'; }
+no_qps_left() { [[ -z $(res_left 'lqpn [1-9]' qp link "$dev/1") ]]; }
 wait_for 30 no_qps_left ||
 	fail "QPs of $dev left after the client exited: $(rdma res show qp link "$dev/1")"
 

@@ -122,7 +122,7 @@ for kind in cq qp mr; do
 		problems+=("$kind: after freeing everything the system still uses $freed KiB more than before")
 	unset R
 done
-left=$(res_show qp | grep -E "comm siw_memhog|^RDMA-RES-FAILED" || true)
+left=$(res_left "comm siw_memhog" qp)
 [[ -z $left ]] || problems+=("QPs left after siw_memhog: $left")
 dmesg_since "$m" | grep -E "$RDEV" | sort | uniq -c | sort -rn | head -n 10 || true
 dmesg_problems_since "$m"

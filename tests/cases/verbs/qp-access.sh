@@ -40,7 +40,7 @@ tx1=$(rdma_stat "$RDEV" term_tx) rx1=$(rdma_stat "$RDEV" term_rx)
 info "term_tx $tx0 -> $tx1, term_rx $rx0 -> $rx1"
 ((tx1 - tx0 >= want)) || fail "term_tx grew by $((tx1 - tx0)), want >= $want (one Terminate per refusal)"
 ((rx1 - rx0 >= want)) || fail "term_rx grew by $((rx1 - rx0)), want >= $want"
-left=$(res_show qp | grep -E "comm siw_qpaccess|^RDMA-RES-FAILED" || true)
+left=$(res_left "comm siw_qpaccess" qp)
 [[ -z $left ]] || fail "QPs left after siw_qpaccess: $left"
 dmesg_since "$m" | grep -E "$RDEV" | tail -n 12 || true
 dmesg_problems_since "$m"
