@@ -8,7 +8,8 @@
 #   siw      (default) this project's module (siw_load, our siw.ko)
 #   siw-ref  the kernel's in-tree siw (debug kernel ships it), for comparison
 #   rxe      the kernel's soft-RoCE, to validate the tools/cases themselves
-# (vm.sh and tests/run pass SIW_* variables into the guest.)
+# (a host SIW_DEV_TYPE reaches the guest: it is on tests/run's allow-list
+# of the SIW_* variables passed in; no other host SIW_* variable is)
 #
 # Device names: "${RDEV_PFX}0" on lo, "${RDEV_PFX}1" on veth1 (netns h1),
 # "${RDEV_PFX}2" on veth2 (netns h2); RDEV_PFX is siw or rxe.
