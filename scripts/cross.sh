@@ -9,6 +9,14 @@
 #                                     and the time taken, seconds, beside it)
 #   scripts/cross.sh all              fetch + build for every ARCH
 #   scripts/cross.sh arches           the ARCHes: arm64 ppc64el s390x
+#   scripts/cross.sh kernel ARCH      Debian's kernel of those headers,
+#                                     build/cross/ARCH/kernel
+#   scripts/cross.sh image ARCH       its bootable image's path
+#   scripts/cross.sh root ARCH        a Debian 12 root of ARCH for guests,
+#                                     build/cross/ARCH/rootfs (mmdebstrap)
+#   scripts/cross.sh tools ARCH       the suite's verbs tools for ARCH,
+#                                     build/cross/ARCH/bin
+# scripts/vm.sh --arch ARCH boots a guest of ARCH from those.
 #
 # Nothing is installed on the host (only the cross compilers, by
 # scripts/deps.sh): the .debs are read with a private apt state and cached
@@ -178,8 +186,114 @@ build() { # ARCH: build/cross/ARCH/siw.ko, W=1 + sparse, any warning fails
 	echo "$a $k: $(file -b "$d/siw.ko" | cut -d, -f1-2), $t: $d/siw.ko"
 }
 
+# kernel ARCH: Debian's own kernel of the headers' very version (the module
+# build/cross/ARCH/siw.ko is built for it), image and module tree under
+# build/cross/ARCH/kernel, its modules.dep made here (depmod reads the
+# foreign modules; the package leaves that to its postinst)
+kernel() {
+	local a=$1 d=$state/$1 k ver f out
+	[[ -e $d/root/.siw-ready ]] || die "$a: no headers (scripts/cross.sh fetch $a)"
+	read -r k ver <"$d/root/.siw-ready"
+	out=$d/kernel
+	if [[ -e $out/.siw-ready && $(<"$out/.siw-ready") == "$k $ver" ]]; then
+		echo "$a kernel $k $ver (cached)"
+		return 0
+	fi
+	apt_setup || die "$a: cannot reach the archive for its kernel"
+	# arm64's signed image package holds the same files as -unsigned
+	f=$(get "linux-image-$k-unsigned" "$a" "$ver" 2>/dev/null) || f=$(get "linux-image-$k" "$a" "$ver") || exit 1
+	rm -rf "$out.tmp"
+	mkdir -p "$out.tmp"
+	dpkg-deb -x "$f" "$out.tmp" || die "dpkg-deb -x $f failed"
+	[[ -d $out.tmp/lib/modules/$k ]] || die "$a: $f has no lib/modules/$k"
+	depmod -b "$out.tmp" "$k" || die "$a: depmod of $k failed"
+	echo "$k $ver" >"$out.tmp/.siw-ready"
+	rm -rf "$out"
+	mv "$out.tmp" "$out"
+	echo "$a kernel $k $ver: $(kimage "$a")"
+}
+# kimage ARCH: the bootable image of build/cross/ARCH/kernel
+kimage() {
+	local k
+	read -r k _ <"$state/$1/kernel/.siw-ready"
+	# ppc64el boots the ELF vmlinux; the others their vmlinuz
+	if [[ -e $state/$1/kernel/boot/vmlinux-$k ]]; then echo "$state/$1/kernel/boot/vmlinux-$k"
+	else echo "$state/$1/kernel/boot/vmlinuz-$k"; fi
+}
+
+# The guest root of ARCH, build/cross/ARCH/rootfs: Debian 12 of that
+# architecture made by mmdebstrap (its maintainer scripts run under
+# qemu-user: binfmt_misc entries are registered from
+# /usr/lib/binfmt.d when missing), with what the cases run there, and the
+# module tree of build/cross/ARCH/kernel. Made again when the package list
+# or the kernel changes.
+root_pkgs=bash,coreutils,util-linux,mount,hostname,iproute2,kmod,procps,psmisc,iputils-ping,busybox-static,gawk,
+root_pkgs+=rdma-core,ibverbs-providers,ibverbs-utils,rdmacm-utils,perftest,libibverbs-dev,librdmacm-dev,
+root_pkgs+=nvme-cli,tshark,tcpdump
+qarch() { case $1 in arm64) echo aarch64 ;; ppc64el) echo ppc64le ;; s390x) echo s390x ;; esac; }
+binfmt() { # ARCH: qemu-user registered for its binaries
+	local b=/proc/sys/fs/binfmt_misc q
+	q=$(qarch "$1")
+	[[ -e $b/register ]] || mount -t binfmt_misc binfmt_misc "$b" || die "cannot mount binfmt_misc"
+	[[ -e $b/qemu-$q ]] && return 0
+	[[ -r /usr/lib/binfmt.d/qemu-$q.conf ]] || die "no /usr/lib/binfmt.d/qemu-$q.conf (qemu-user-static)"
+	cat "/usr/lib/binfmt.d/qemu-$q.conf" >"$b/register" || die "cannot register qemu-$q with binfmt_misc"
+}
+root() {
+	local a=$1 d=$state/$1 k u key t0=$SECONDS
+	[[ -e $d/kernel/.siw-ready ]] || die "$a: no kernel (scripts/cross.sh kernel $a)"
+	read -r k _ <"$d/kernel/.siw-ready"
+	key="$root_pkgs $(<"$d/kernel/.siw-ready")"
+	if [[ -e $d/rootfs/.siw-root && $(<"$d/rootfs/.siw-root") == "$key" ]]; then
+		echo "$a root (cached)"
+		return 0
+	fi
+	binfmt "$a"
+	u=$(_mirror main) || true
+	[[ -n $u ]] || die "no URIs: in /etc/apt/sources.list.d/debian.sources"
+	rm -rf "$d/rootfs.tmp"
+	mmdebstrap --quiet --mode=root --variant=apt --architectures="$a" --include="$root_pkgs" \
+		bookworm "$d/rootfs.tmp" "$u" >"$d/mmdebstrap.log" 2>&1 ||
+		{ tail -n 5 "$d/mmdebstrap.log" >&2; die "$a: mmdebstrap failed (see $d/mmdebstrap.log)"; }
+	mkdir -p "$d/rootfs.tmp/lib/modules"
+	cp -a "$d/kernel/lib/modules/$k" "$d/rootfs.tmp/lib/modules/"
+	echo "$key" >"$d/rootfs.tmp/.siw-root"
+	rm -rf "$d/rootfs"
+	mv "$d/rootfs.tmp" "$d/rootfs"
+	echo "$a root: $(du -sh "$d/rootfs" | cut -f1), $((SECONDS - t0)) s"
+}
+# tools ARCH: the suite's verbs tools for ARCH (build/cross/ARCH/bin),
+# cross-compiled against the libraries of its root
+tools() {
+	local a=$1 d=$state/$1 r cc m
+	r=$d/rootfs
+	[[ -e $r/.siw-root ]] || die "$a: no root (scripts/cross.sh root $a)"
+	cc=$(kcross "$a")
+	m=$(basename "$(dirname "$(find "$r/usr/lib" -maxdepth 2 -name 'libibverbs.so' | head -n1)")")
+	[[ -n $m && $m != lib ]] || die "$a: no libibverbs.so in $r"
+	mkdir -p "$d/bin"
+	make -C "$top/tests/tools" -j2 tools OUT="$d/bin" CC="${cc}gcc" \
+		CPPFLAGS="-I$r/usr/include" LDFLAGS="-L$r/usr/lib/$m -Wl,-rpath-link=$r/usr/lib/$m" \
+		>"$d/tools.log" 2>&1 || { tail -n 20 "$d/tools.log" >&2; die "$a: tools build failed (see $d/tools.log)"; }
+	echo "$a tools: $(find "$d/bin" -type f | wc -l) in $d/bin"
+}
+
 case ${1:-} in
 arches) echo "${arches[*]}" ;;
+root | tools)
+	[[ -n ${2:-} ]] || die "usage: $0 $1 ARCH"
+	known "$2" || exit 2
+	"$1" "$2"
+	;;
+kernel)
+	[[ -n ${2:-} ]] || die "usage: $0 kernel ARCH"
+	known "$2" || exit 2
+	kernel "$2"
+	;;
+image)
+	known "${2:-}" || exit 2
+	kimage "$2"
+	;;
 fetch)
 	shift
 	(($#)) || set -- "${arches[@]}"
@@ -197,5 +311,5 @@ all)
 	for a in "${arches[@]}"; do (fetch "$a" && build "$a") || rc=1; done
 	exit $rc
 	;;
-*) echo "usage: $0 fetch [ARCH..]|build ARCH|all|arches" >&2; exit 2 ;;
+*) echo "usage: $0 fetch [ARCH..]|build ARCH|kernel ARCH|image ARCH|root ARCH|tools ARCH|all|arches" >&2; exit 2 ;;
 esac

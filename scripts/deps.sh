@@ -21,6 +21,11 @@ pkgs=(
 	# test run for s390x (big-endian) under qemu-user
 	gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu gcc-s390x-linux-gnu
 	libc6-dev-s390x-cross qemu-user-static
+	# the guests of those architectures (scripts/cross.sh kernel|root|tools,
+	# scripts/vm.sh --arch): their emulators, mmdebstrap's foreign-root
+	# check, the C libraries the test tools are cross-built with
+	qemu-system-arm qemu-system-ppc qemu-system-misc arch-test
+	libc6-dev-arm64-cross libc6-dev-ppc64el-cross
 )
 
 installed() { # pkg -> 0 if installed

@@ -7,17 +7,33 @@ set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=scripts/kernels.sh
 source "$top/scripts/kernels.sh"
-kver=${1:?usage: mkinitramfs.sh KVER}
-# extracted kernels (build/kernels/KVER) have their module tree there
-base=$(kernel_modbase "$kver")
-moddir=$(kernel_moddir "$kver")
+# --arch ARCH: the kernel of scripts/cross.sh kernel ARCH (arm64, ppc64el,
+# s390x), its modules, and the busybox of that architecture's root
+# (build/cross/ARCH/rootfs, scripts/cross.sh root ARCH)
+busybox=/bin/busybox
+if [[ ${1:-} == --arch ]]; then
+	a=${2:?usage: mkinitramfs.sh --arch ARCH}
+	base=$top/build/cross/$a/kernel
+	[[ -r $base/.siw-ready ]] || { echo "mkinitramfs.sh: no $a kernel (scripts/cross.sh kernel $a)" >&2; exit 1; }
+	read -r kver _ <"$base/.siw-ready"
+	moddir=$base/lib/modules/$kver
+	image=$("$top/scripts/cross.sh" image "$a")
+	busybox=$top/build/cross/$a/rootfs/bin/busybox
+	[[ -x $busybox ]] || { echo "mkinitramfs.sh: no $busybox (scripts/cross.sh root $a)" >&2; exit 1; }
+else
+	kver=${1:?usage: mkinitramfs.sh KVER | --arch ARCH}
+	# extracted kernels (build/kernels/KVER) have their module tree there
+	base=$(kernel_modbase "$kver")
+	moddir=$(kernel_moddir "$kver")
+	image=$(kernel_image "$kver")
+fi
 cache=$top/build/vm
 mkdir -p "$cache"
 out=$cache/initramfs-$kver.cpio.gz
 mods=(virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci
 	9pnet 9pnet_virtio netfs fscache 9p overlay failover net_failover virtio_net)
 key=$( {
-	stat -L -c '%n %s %Y' "$(kernel_image "$kver")" "$moddir/modules.dep" /bin/busybox
+	stat -L -c '%n %s %Y' "$image" "$moddir/modules.dep" "$busybox"
 	cat "$top/scripts/initramfs-init" "$top/scripts/mkinitramfs.sh"
 } | sha256sum | cut -d' ' -f1)
 if [[ -e $out && -e $out.key && $(cat "$out.key") == "$key" ]]; then
@@ -26,7 +42,7 @@ fi
 work=$(mktemp -d "$cache/initramfs.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work"/{bin,mods,dev,proc,sys}
-cp /bin/busybox "$work/bin/busybox"
+cp "$busybox" "$work/bin/busybox"
 cp "$top/scripts/initramfs-init" "$work/init"
 chmod 755 "$work/init"
 : >"$work/modules.list"

@@ -27,6 +27,14 @@
 #               SIW_GCOV (scripts/coverage.sh), SIW_DEMO_TRAFFIC
 #               (scripts/demo.sh), SIW_BENCH_* (scripts/bench.sh)
 #   -q          do not stream the console to stdout (log file only)
+#   --arch A    boot Debian's own kernel of another architecture (arm64,
+#               ppc64el, s390x: scripts/cross.sh kernel A) with the root
+#               of that architecture (build/cross/A/rootfs, scripts/cross.sh
+#               root A) in place of the host's /; its test tools
+#               (build/cross/A/bin) are mounted on tests/bin. --kernel is
+#               then ignored for the roles A boots.
+#   --arch-b A  in pair mode, role b's architecture (default: --arch's);
+#               amd64 is the host's own (the --kernel kernel)
 #
 # SIW_VM_APPEND: extra kernel command line arguments (scripts/bench.sh's
 # --clock hpet puts clocksource=hpet there, which wins over the default).
@@ -61,7 +69,17 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=scripts/kernels.sh
 source "$top/scripts/kernels.sh"
 
-kernel=stock pair=0 nodes=1 wall=900 log='' mem='' quiet=0 env_only=0
+# qemu_of ARCH: the system emulator of a Debian architecture
+qemu_of() {
+	case $1 in
+	amd64) echo qemu-system-x86_64 ;;
+	arm64) echo qemu-system-aarch64 ;;
+	ppc64el) echo qemu-system-ppc64 ;;
+	s390x) echo qemu-system-s390x ;;
+	esac
+}
+
+kernel=stock pair=0 nodes=1 wall=900 log='' mem='' quiet=0 env_only=0 arch=amd64 arch_b=
 extra_env=()
 while (($#)); do
 	case $1 in
@@ -74,6 +92,8 @@ while (($#)); do
 	--env) extra_env+=("$2"); shift 2 ;;
 	--env-only) env_only=1; shift ;;
 	-q | --quiet) quiet=1; shift ;;
+	--arch) arch=$2; shift 2 ;;
+	--arch-b) arch_b=$2; shift 2 ;;
 	--) shift; break ;;
 	-*) echo "vm.sh: unknown option $1" >&2; exit 126 ;;
 	*) break ;;
@@ -88,6 +108,28 @@ script=$1; shift
 [[ -e $script ]] || { echo "vm.sh: no such guest script: $script" >&2; exit 126; }
 [[ $script == "$top"/* ]] || { echo "vm.sh: guest script must be inside $top" >&2; exit 126; }
 
+((pair)) && [[ -n $arch_b ]] || arch_b=$arch
+for a in "$arch" "$arch_b"; do
+	case $a in amd64 | arm64 | ppc64el | s390x) ;; *) echo "vm.sh: --arch takes amd64, arm64, ppc64el or s390x, not '$a'" >&2; exit 126 ;; esac
+done
+
+# the other architectures: kernel, initramfs, root (scripts/cross.sh)
+declare -A f_kver=() f_image=() f_initrd=()
+for a in "$arch" "$arch_b"; do
+	[[ $a != amd64 && -z ${f_kver[$a]:-} ]] || continue
+	[[ -r $top/build/cross/$a/kernel/.siw-ready ]] || { echo "vm.sh: no $a kernel (scripts/cross.sh kernel $a)" >&2; exit 126; }
+	[[ -x $top/build/cross/$a/rootfs/bin/bash ]] || { echo "vm.sh: no $a root (scripts/cross.sh root $a)" >&2; exit 126; }
+	read -r f_kver[$a] _ <"$top/build/cross/$a/kernel/.siw-ready"
+	f_image[$a]=$("$top/scripts/cross.sh" image "$a")
+	f_initrd[$a]=$("$top/scripts/mkinitramfs.sh" --arch "$a") || { echo "vm.sh: $a initramfs build failed" >&2; exit 126; }
+	command -v "$(qemu_of "$a")" >/dev/null || { echo "vm.sh: $(qemu_of "$a") missing (scripts/deps.sh)" >&2; exit 126; }
+done
+
+if [[ $arch != amd64 && $arch_b != amd64 ]]; then
+	# no amd64 guest: nothing of the host's kernels is needed
+	kver=${f_kver[$arch]} image='' kname=$arch moddir='' modarg='' initrd=''
+	[[ -n $mem ]] || mem=2048
+else
 if [[ " $(kernel_names) " == *" $kernel "* ]]; then
 	kver=$(kernel_kver "$kernel") || exit 126
 else
@@ -104,6 +146,7 @@ moddir=$(kernel_moddir "$kver") modarg=
 command -v qemu-system-x86_64 >/dev/null || { echo "vm.sh: qemu-system-x86_64 missing (scripts/deps.sh)" >&2; exit 126; }
 
 initrd=$("$top/scripts/mkinitramfs.sh" "$kver") || { echo "vm.sh: initramfs build failed" >&2; exit 126; }
+fi
 
 # Guest-side timeout leaves room for boot and shutdown.
 boot_allow=90 cpu=max
@@ -165,10 +208,12 @@ fi
 # exported variables for the guest command (the allow-listed ones of the
 # caller, then --env), and vm_timeout / vm_cmd for vm-guest-init.sh itself
 write_env() {
-	local rd=$1 role=$2 v
+	local rd=$1 role=$2 va=$3 v kn=$kname
+	shift 3
+	[[ $va == amd64 ]] || kn=$va
 	{
 		for v in "${pass_env[@]}" "${extra_env[@]}"; do printf 'export %s=%q\n' "${v%%=*}" "${v#*=}"; done
-		printf 'export SIW_TOP=%q SIW_KERNEL=%q\n' "$top" "$kname"
+		printf 'export SIW_TOP=%q SIW_KERNEL=%q SIW_ARCH=%q\n' "$top" "$kn" "$va"
 		if [[ -n $role ]]; then
 			local me peer=1 i ips=''
 			me=$(($(printf '%d' "'$role") - 96))
@@ -184,26 +229,47 @@ write_env() {
 	} >"$rd/env"
 }
 
-# start_vm ROLE LOG NETARGS... : boot one guest in the background
+# start_vm ROLE ARCH LOG NETARGS... : boot one guest in the background
+# (NETARGS name virtio-net-pci; a ccw machine gets virtio-net-ccw)
 start_vm() {
-	local role=$1 lg=$2; shift 2
-	local rd
-	rd=$(mktemp -d "$top/build/vm/runs/${kver}-${role:-x}.XXXXXX")
+	local role=$1 va=$2 lg=$3; shift 3
+	local rd q mach=() con=(-serial chardev:con) tty dev=pci img=$image ird=$initrd root=/ app vk=$kver
+	case $va in
+	amd64)
+		mach=(-machine q35 -cpu "$cpu") tty=ttyS0
+		app="mitigations=off no_timer_check $guest_clock$modarg" ;;
+	arm64)
+		# pauth-impdef: the cheap pointer-auth hash under TCG
+		mach=(-machine virt -cpu max,pauth-impdef=on) tty=ttyAMA0 app="mitigations=off" ;;
+	ppc64el)
+		# TCG has no speculation controls to offer: say so, no warnings
+		mach=(-machine pseries,cap-cfpc=broken,cap-sbbc=broken,cap-ibs=broken,cap-ccf-assist=off)
+		tty=hvc0 app="mitigations=off" ;;
+	s390x)
+		mach=(-machine s390-ccw-virtio -cpu max) con=(-device sclpconsole,chardev=con)
+		tty=ttysclp0 dev=ccw app="mitigations=off" ;;
+	esac
+	if [[ $va != amd64 ]]; then
+		img=${f_image[$va]} ird=${f_initrd[$va]} vk=${f_kver[$va]}
+		root=$top/build/cross/$va/rootfs app+=" siwvm.bin=build/cross/$va/bin"
+	fi
+	q=$(qemu_of "$va")
+	rd=$(mktemp -d "$top/build/vm/runs/${vk}-${role:-x}.XXXXXX")
 	rundirs+=("$rd")
-	write_env "$rd" "$role" "${guest_args[@]}"
+	write_env "$rd" "$role" "$va" "${guest_args[@]}"
 	: >"$lg"
-	timeout -k 10 "$wall" qemu-system-x86_64 "${accel[@]}" \
-		-machine q35 -cpu "$cpu" -smp 2 -m "$mem" \
+	timeout -k 10 "$wall" "$q" "${accel[@]}" \
+		"${mach[@]}" -smp 2 -m "$mem" \
 		-nodefaults -display none -monitor none -no-reboot \
-		-chardev "file,id=con,path=$lg" -serial chardev:con \
-		-kernel "$image" -initrd "$initrd" \
-		-append "console=ttyS0 loglevel=5 printk.time=1 panic=-1 mitigations=off no_timer_check rcupdate.rcu_cpu_stall_timeout=300 $guest_clock siwvm.tree=$top siwvm.run=$rd$modarg${SIW_VM_APPEND:+ $SIW_VM_APPEND}" \
-		-fsdev local,id=r,path=/,security_model=none,readonly=on,multidevs=remap \
-		-device virtio-9p-pci,fsdev=r,mount_tag=hostroot \
+		-chardev "file,id=con,path=$lg" "${con[@]}" \
+		-kernel "$img" -initrd "$ird" \
+		-append "console=$tty loglevel=5 printk.time=1 panic=-1 rcupdate.rcu_cpu_stall_timeout=300 $app siwvm.tree=$top siwvm.run=$rd${SIW_VM_APPEND:+ $SIW_VM_APPEND}" \
+		-fsdev "local,id=r,path=$root,security_model=none,readonly=on,multidevs=remap" \
+		-device "virtio-9p-$dev,fsdev=r,mount_tag=hostroot" \
 		-fsdev "local,id=t,path=$top,security_model=none,multidevs=remap" \
-		-device virtio-9p-pci,fsdev=t,mount_tag=tree \
-		-device virtio-rng-pci \
-		"$@" </dev/null >>"$lg.qemu" 2>&1 &
+		-device "virtio-9p-$dev,fsdev=t,mount_tag=tree" \
+		-device "virtio-rng-$dev" \
+		"${@/virtio-net-pci/virtio-net-$dev}" </dev/null >>"$lg.qemu" 2>&1 &
 	pids+=($!)
 	last_pid=$! last_rd=$rd
 	if ((!quiet)); then
@@ -246,13 +312,13 @@ if ((pair)); then
 	base=${log%.log}
 	loga=$base.a.log logb=$base.b.log
 	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-	start_vm a "$loga" -netdev "socket,id=n0,listen=127.0.0.1:$port" -device virtio-net-pci,netdev=n0,mac=52:54:00:77:00:01
+	start_vm a "$arch" "$loga" -netdev "socket,id=n0,listen=127.0.0.1:$port" -device virtio-net-pci,netdev=n0,mac=52:54:00:77:00:01
 	pa=$last_pid rda=$last_rd
 	for _ in $(seq 100); do
 		ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break
 		sleep 0.1
 	done
-	start_vm b "$logb" -netdev "socket,id=n0,connect=127.0.0.1:$port" -device virtio-net-pci,netdev=n0,mac=52:54:00:77:00:02
+	start_vm b "$arch_b" "$logb" -netdev "socket,id=n0,connect=127.0.0.1:$port" -device virtio-net-pci,netdev=n0,mac=52:54:00:77:00:02
 	pb=$last_pid rdb=$last_rd
 	finish a "$pa" "$rda" "$loga"; rca=$vm_rc
 	finish b "$pb" "$rdb" "$logb"; rcb=$vm_rc
@@ -270,7 +336,7 @@ elif ((nodes > 2)); then
 	for ((i = 1; i <= nodes; i++)); do
 		r=$(printf "\\$(printf '%03o' $((96 + i)))")
 		roles+=("$r")
-		start_vm "$r" "$base.$r.log" -netdev "socket,id=n0,mcast=$group:$port,localaddr=127.0.0.1" \
+		start_vm "$r" "$arch" "$base.$r.log" -netdev "socket,id=n0,mcast=$group:$port,localaddr=127.0.0.1" \
 			-device virtio-net-pci,netdev=n0,mac=52:54:00:77:00:0$i
 		npids+=("$last_pid") nrds+=("$last_rd") nlogs+=("$base.$r.log")
 	done
@@ -284,7 +350,7 @@ elif ((nodes > 2)); then
 	((rc == 200)) || rc=$first
 	echo "vm.sh: $kver $nodes nodes done in $(($(date +%s) - t0))s:$sum; logs $base.[${roles[*]}].log" >&2
 else
-	start_vm "" "$log"
+	start_vm "" "$arch" "$log"
 	finish "" "$last_pid" "$last_rd" "$log"; rc=$vm_rc
 	echo "vm.sh: $kver done in $(($(date +%s) - t0))s: rc=$rc; log $log" >&2
 fi

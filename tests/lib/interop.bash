@@ -33,6 +33,9 @@ source "$SIW_TOP/tests/lib/caselib.sh"
 
 IO_DEV=siw0
 IO_PORT0=${IO_PORT0:-19500}
+# the role that runs the servers (interop_main's SERVER_ROLE)
+IO_SRV=b
+io_is_server() { [[ $SIW_ROLE == "$IO_SRV" ]]; }
 
 io_log() { echo "## [$SIW_ROLE/$IO_SIDE] +${SECONDS}s $*"; }
 
@@ -76,8 +79,8 @@ io_load_ref() {
 	io_log "reference parameters: $(ls /sys/module/siw/parameters 2>/dev/null | tr '\n' ' ' || true)(none means CRC policy is compile-time)"
 }
 
-# io_step NAME TIMEOUT PORT "SERVER CMD" "CLIENT CMD": role b runs the
-# server (must listen on PORT), role a the client after a barrier. Sets
+# io_step NAME TIMEOUT PORT "SERVER CMD" "CLIENT CMD": role IO_SRV runs
+# the server (must listen on PORT), the other the client after a barrier. Sets
 # IO_OUT (this side's output file); fails unless this side's command exits 0.
 # The client's end is told to b at once (port 45996): a server still
 # running IO_GRACE s after that is stopped, not waited on for TIMEOUT (a
@@ -88,7 +91,7 @@ io_step() {
 	IO_OUT=$TMPD/$name.$SIW_ROLE
 	IO_NOTE=
 	IO_STEP_MARK=$(dmesg_mark)
-	if [[ $SIW_ROLE == b ]]; then
+	if io_is_server; then
 		# shellcheck disable=SC2086
 		# line-buffered: a server stopped below keeps what it printed
 		timeout "$t" stdbuf -oL $scmd >"$IO_OUT" 2>&1 &
@@ -119,7 +122,7 @@ io_step() {
 		_pair_say "$name-client" "$t" 45996 "client rc=$rc"
 	fi
 	local what=client cmd=$ccmd
-	[[ $SIW_ROLE == b ]] && what=server cmd=$scmd
+	io_is_server && what=server cmd=$scmd
 	io_log "$name: $what '$cmd' rc=$rc$IO_NOTE"
 	# (no output at all is a step failure below, not an abort of the case)
 	{ grep -v 'ping data: ' "$IO_OUT" || true; } | tail -n 25 | cut -c1-300 | sed "s/^/[$name] /"
@@ -181,7 +184,7 @@ io_datacheck() {
 		"$BIN/siw_datacheck -s -b $SIW_MY_IP -p $port -t 120 $DC_EXTRA" \
 		"$BIN/siw_datacheck -c $SIW_PEER_IP -p $port -n $n -m $max -S $seed -t 120 $DC_EXTRA"
 	((IO_RC == 0)) || return 0
-	if [[ $SIW_ROLE == a ]]; then
+	if ! io_is_server; then
 		grep -qE "^ok - client: $n iterations verified" "$IO_OUT" || io_soft "$name: client did not report $n verified iterations" || return 0
 	fi
 	! grep -q '^FAIL' "$IO_OUT" || io_soft "$name: FAIL lines in the output" || true
@@ -199,7 +202,7 @@ io_perf() {
 		((run < 3)) || break
 		again=0
 		if pt_calib_missed "$IO_OUT" &&
-			! { ((IO_RC == 0)) && { [[ $SIW_ROLE == b ]] || pt_has_figures "$IO_OUT"; }; }; then
+			! { ((IO_RC == 0)) && { io_is_server || pt_has_figures "$IO_OUT"; }; }; then
 			again=1
 		fi
 		pair_or "$tool-$port-$run" "$again" 300
@@ -214,7 +217,7 @@ io_perf() {
 		# the client, the peer's TCP refusing the connect (it logs
 		# every connection it refuses or loses).
 		stop=0
-		if [[ $SIW_ROLE == a ]]; then
+		if ! io_is_server; then
 			grep -qE "$PT_NOCONN" "$IO_OUT" || stop=1
 		fi
 		if [[ $IO_SIDE == ours ]] && ! io_step_klog | pt_klog_only_refused; then
@@ -223,11 +226,11 @@ io_perf() {
 		((run == 1)) || stop=1
 		pair_or "$tool-$port-$run-conn" "$stop" 300
 		((PAIR_OR)) && break
-		io_log "$tool $*: the client's first connection failed$([[ $SIW_ROLE == a ]] && grep -m1 -E "$PT_NOCONN" "$IO_OUT" | sed 's/^ */: /'); both sides repeat once"
+		io_log "$tool $*: the client's first connection failed$(io_is_server || grep -m1 -E "$PT_NOCONN" "$IO_OUT" | sed 's/^ */: /'); both sides repeat once"
 	done
 	io_step_verdict
 	((IO_RC == 0)) || return 0
-	[[ $SIW_ROLE == a ]] || return 0
+	io_is_server && return 0
 	grep -qE '^ *#bytes' "$IO_OUT" || io_soft "$tool $*: no results table" || return 0
 	pt_result_ok "$IO_OUT" "$*" || { io_soft "$tool $*: no result row with figures" || true; return 0; }
 	((PT_NOCLOCK == 0)) ||
@@ -301,9 +304,17 @@ io_leak_before_ref() {
 	kmemleak_scan_check || io_fail "kmemleak before the reference was loaded (ours unloaded: ours or an earlier case): $KMEMLEAK_WHY"
 }
 io_leak_check() {
-	local rep rc=0 ref
-	rep=$(kmemleak_report) || rc=$?
-	((rc == 2)) && { io_log "kmemleak not available"; return 0; }
+	local rep rc=0 ref err=$TMPD/kmemleak.err
+	rep=$(kmemleak_report 2>"$err") || rc=$?
+	# no kmemleak: nothing checked, which fails on a kernel built with it
+	# (kmemleak_required) and is said on one built without it; present
+	# but not scanning (disabled after an error): fails
+	if ((rc == 2)); then
+		kmemleak_required && io_fail "kmemleak missing on $(uname -r), a kernel built with it"
+		io_log "leak check not run: $(uname -r) is built without kmemleak"
+		return 0
+	fi
+	((rc == 0)) || io_fail "leak check: $(cat "$err")"
 	[[ -z $rep ]] && return 0
 	if [[ $IO_SIDE == ours ]]; then
 		printf '%s\n' "$rep" | head -n 80 >&2
@@ -323,13 +334,33 @@ io_n() {
 	if is_debug_kernel; then echo "$3"; elif ((${SIW_TEST_FULL:-0})); then echo "$1"; else echo "$2"; fi
 }
 
+# arch_pair_guard: a pair-arch case runs only in a pair of two
+# architectures (role a another one, role b amd64): else it tests nothing
+# pair-interop does not
+arch_pair_guard() {
+	[[ -n ${SIW_ROLE:-} ]] || fail "a pair group case run outside a pair"
+	if [[ $SIW_ROLE == a && ${SIW_ARCH:-amd64} == amd64 ]]; then
+		fail "pair-arch: role a is amd64; the group runs with tests/run --kernel arm64|ppc64el|s390x"
+	fi
+	if [[ $SIW_ROLE == b && ${SIW_ARCH:-amd64} != amd64 ]]; then
+		fail "pair-arch: role b is ${SIW_ARCH}, not amd64"
+	fi
+}
+
+# interop_main OURS_ROLE [PEER [SERVER_ROLE]]: PEER is what the other
+# role runs, the kernel's siw (ref, the default) or ours too (ours: two
+# architectures, tests/cases/pair-arch); SERVER_ROLE (default b) runs the
+# servers. The capture and wire check stay on role b.
 interop_main() {
-	local ours_role=$1
+	local ours_role=$1 peer=${2:-ref}
+	IO_SRV=${3:-b}
+	[[ $peer == ref || $peer == ours ]] || fail "interop_main: PEER is ref or ours, not '$peer'"
+	[[ $IO_SRV == a || $IO_SRV == b ]] || fail "interop_main: SERVER_ROLE is a or b, not '$IO_SRV'"
 	need_cmd rdma ss rping ib_write_bw ib_read_bw ib_send_bw tcpdump tshark
 	need_tool siw_datacheck
 	[[ -n ${SIW_ROLE:-} && -n ${SIW_PEER_IP:-} ]] || skip "pair group case run outside a pair"
 	IO_MARK=$(dmesg_mark)
-	if [[ $SIW_ROLE == "$ours_role" ]]; then IO_SIDE=ours; else IO_SIDE=ref; fi
+	if [[ $SIW_ROLE == "$ours_role" || $peer == ours ]]; then IO_SIDE=ours; else IO_SIDE=ref; fi
 	# Defects of the kernel's siw (6.1) the data-check steers around:
 	# - as responder, it answered a zero-length READ with a Read Response
 	#   that did not match it: ours refused it (Terminate, base/bounds) and
@@ -344,9 +375,12 @@ interop_main() {
 	# So no zero-length READ either way, and only SGEs that carry data when
 	# it is the client. Ours takes all of them (datapath group, ours on both
 	# ends).
-	DC_EXTRA=--no-empty-read
-	[[ $ours_role == b ]] && DC_EXTRA+=' --no-empty-sge'
-	io_log "ours on role $ours_role; this guest ($SIW_ROLE, $SIW_MY_IP) runs $IO_SIDE, role b is the server"
+	DC_EXTRA=
+	if [[ $peer == ref ]]; then
+		DC_EXTRA=--no-empty-read
+		[[ $ours_role == "$IO_SRV" ]] && DC_EXTRA+=' --no-empty-sge'
+	fi
+	io_log "ours on role $ours_role, the other runs $peer; this guest ($SIW_ROLE, $SIW_MY_IP, ${SIW_ARCH:-amd64}) runs $IO_SIDE, role $IO_SRV is the server"
 	if [[ $IO_SIDE == ours ]]; then
 		io_load_ours
 	else

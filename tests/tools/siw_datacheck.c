@@ -28,6 +28,7 @@
 #include "common.h"
 #include <stdlib.h>
 #include <string.h>
+#include <endian.h>
 #include <errno.h>
 #include <getopt.h>
 #include <unistd.h>
@@ -300,12 +301,34 @@ static void post_send_wr(struct ibv_send_wr *wr)
 		    rc > 0 ? strerror(rc) : rc == -1 ? strerror(errno) : strerror(-rc));
 }
 
+/*
+ * The control messages cross architectures (an s390x client, an amd64
+ * server): little-endian on the wire. On a little-endian host this does
+ * nothing, on a big-endian one it swaps every integer field; either way it
+ * is its own inverse, so it turns a message to the wire and back.
+ */
+static void msg_wire(struct msg *m)
+{
+	uint32_t *w32[] = { &m->magic, &m->type, &m->iter, &m->status, &m->iters,
+			    &m->errkind, &m->srq, &m->optype, &m->rkey, &m->count,
+			    &m->no_empty_read };
+	uint64_t *w64[] = { &m->seed, &m->max_size, &m->size, &m->roff, &m->key,
+			    &m->addr, &m->len };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(w32); i++)
+		*w32[i] = htole32(*w32[i]);
+	for (i = 0; i < ARRAY_SIZE(w64); i++)
+		*w64[i] = htole64(*w64[i]);
+}
+
 static void send_ctrl(struct msg *m, int signaled)
 {
 	int s = send_slot++ % NCTRL;
 	/* slot reuse is safe: at most 2 signaled (each after <= 16 unsignaled) outstanding */
 	ctrl_send[s] = *m;
 	ctrl_send[s].magic = MAGIC;
+	msg_wire(&ctrl_send[s]);
 	struct ibv_sge sge = { (uintptr_t)&ctrl_send[s], sizeof(struct msg), ctrl_mr->lkey };
 	struct ibv_send_wr wr = { .wr_id = 0x20000 | s, .sg_list = &sge, .num_sge = 1,
 				  .opcode = IBV_WR_SEND,
@@ -324,6 +347,8 @@ static struct msg *recv_ctrl(uint32_t want)
 		DIE("expected control receive, got wr_id 0x%llx", (unsigned long long)wc.wr_id);
 	struct msg *m = &ctrl_recv[wc.wr_id & 0xffff];
 
+	if (wc.byte_len == sizeof(*m))
+		msg_wire(m);
 	if (wc.byte_len != sizeof(*m) || m->magic != MAGIC)
 		DIE("bad control message (len %u magic 0x%x)", wc.byte_len, m->magic);
 	if (m->type != want && !(want == M_READY && m->type == M_FIN)) {
@@ -1124,6 +1149,7 @@ static int run_client(void)
 			int s = send_slot++ % NCTRL;
 
 			ctrl_send[s].magic = MAGIC;
+			msg_wire(&ctrl_send[s]);
 			struct ibv_sge csg = { (uintptr_t)&ctrl_send[s], sizeof(struct msg),
 					       ctrl_mr->lkey };
 			struct ibv_send_wr wr = { .wr_id = 0x20000 | s, .sg_list = &csg,
