@@ -233,24 +233,24 @@ write_env() {
 # (NETARGS name virtio-net-pci; a ccw machine gets virtio-net-ccw)
 start_vm() {
 	local role=$1 va=$2 lg=$3; shift 3
-	local rd q mach=() con=(-serial chardev:con) tty dev=pci img=$image ird=$initrd root=/ app vk=$kver
+	local rd q mach=() con=(-serial chardev:con) tty dev=pci kimg=$image ird=$initrd root=/ app vk=$kver
 	case $va in
 	amd64)
 		mach=(-machine q35 -cpu "$cpu") tty=ttyS0
 		app="mitigations=off no_timer_check $guest_clock$modarg" ;;
 	arm64)
 		# pauth-impdef: the cheap pointer-auth hash under TCG
-		mach=(-machine virt -cpu max,pauth-impdef=on) tty=ttyAMA0 app="mitigations=off" ;;
+		mach=(-machine virt -cpu "max,pauth-impdef=on") tty=ttyAMA0 app="mitigations=off" ;;
 	ppc64el)
 		# TCG has no speculation controls to offer: say so, no warnings
-		mach=(-machine pseries,cap-cfpc=broken,cap-sbbc=broken,cap-ibs=broken,cap-ccf-assist=off)
+		mach=(-machine "pseries,cap-cfpc=broken,cap-sbbc=broken,cap-ibs=broken,cap-ccf-assist=off")
 		tty=hvc0 app="mitigations=off" ;;
 	s390x)
-		mach=(-machine s390-ccw-virtio -cpu max) con=(-device sclpconsole,chardev=con)
+		mach=(-machine s390-ccw-virtio -cpu max) con=(-device "sclpconsole,chardev=con")
 		tty=ttysclp0 dev=ccw app="mitigations=off" ;;
 	esac
 	if [[ $va != amd64 ]]; then
-		img=${f_image[$va]} ird=${f_initrd[$va]} vk=${f_kver[$va]}
+		kimg=${f_image[$va]} ird=${f_initrd[$va]} vk=${f_kver[$va]}
 		root=$top/build/cross/$va/rootfs app+=" siwvm.bin=build/cross/$va/bin"
 	fi
 	q=$(qemu_of "$va")
@@ -262,7 +262,7 @@ start_vm() {
 		"${mach[@]}" -smp 2 -m "$mem" \
 		-nodefaults -display none -monitor none -no-reboot \
 		-chardev "file,id=con,path=$lg" "${con[@]}" \
-		-kernel "$img" -initrd "$ird" \
+		-kernel "$kimg" -initrd "$ird" \
 		-append "console=$tty loglevel=5 printk.time=1 panic=-1 rcupdate.rcu_cpu_stall_timeout=300 $app siwvm.tree=$top siwvm.run=$rd${SIW_VM_APPEND:+ $SIW_VM_APPEND}" \
 		-fsdev "local,id=r,path=$root,security_model=none,readonly=on,multidevs=remap" \
 		-device "virtio-9p-$dev,fsdev=r,mount_tag=hostroot" \

@@ -107,7 +107,7 @@ io_step() {
 				cend=$SECONDS
 			elif ((cend && SECONDS - cend >= IO_GRACE)); then
 				IO_NOTE=" ($IO_GRACE s after the client ended: $(cat "$peer"))"
-				io_stuck_state "$spid"
+				io_stuck_state "$spid" server
 				break
 			fi
 			sleep 0.2
@@ -118,7 +118,14 @@ io_step() {
 	else
 		pair_barrier "$name-up" 300
 		# shellcheck disable=SC2086
-		timeout "$t" $ccmd >"$IO_OUT" 2>&1 || rc=$?
+		timeout "$t" $ccmd >"$IO_OUT" 2>&1 &
+		local cpid=$! cend=$((SECONDS + t - 5))
+		while kill -0 "$cpid" 2>/dev/null && ((SECONDS < cend)); do
+			sleep 0.2
+		done
+		# a client about to be stopped: what it waits on, first
+		! kill -0 "$cpid" 2>/dev/null || io_stuck_state "$cpid" client
+		wait "$cpid" || rc=$?
 		_pair_say "$name-client" "$t" 45996 "client rc=$rc"
 	fi
 	local what=client cmd=$ccmd
@@ -130,12 +137,13 @@ io_step() {
 	((${IO_DEFER:-0})) || io_step_verdict
 	pair_barrier "$name-done" "$2"
 }
-# io_stuck_state PID: what a server left waiting after its client ended
-# is blocked on (its threads' kernel stacks) and the state of this side's
-# connections, for the log, before it is stopped
+# io_stuck_state PID ROLE: what a command (PID: its timeout wrapper) that
+# did not end in time is blocked on (its threads' kernel stacks) and the
+# state of this side's connections, for the log, before it is stopped: a
+# server left waiting after its client ended, a client at its step limit
 io_stuck_state() {
 	# shellcheck disable=SC2046 # one PID per word
-	proc_stacks $(pgrep -P "$1" || true) | sed 's/^/[stuck] server /' || true
+	proc_stacks $(pgrep -P "$1" || true) | sed "s/^/[stuck] $2 /" || true
 	rdma res show cm_id 2>&1 | sed 's/^/[stuck] cm_id: /' || true
 	rdma res show qp 2>&1 | grep -v 'type GSI' | sed 's/^/[stuck] qp: /' || true
 	ss -tanoi 2>&1 | sed 's/^/[stuck] ss: /' || true
