@@ -34,6 +34,9 @@
 #   hops     scheduler/work queue/softirq events per connection and per
 #            64 B round trip (ours, ref) -> profile-hops-*.txt (not in the
 #            default list: scripts/bench.sh --hops)
+#   apps     NVMe over Fabrics: nvme-rdma over ours and the kernel's siw
+#            and nvme-tcp to one nvmet target, taking turns (scripts/
+#            bench-apps.sh; not in the default list: scripts/bench.sh --apps)
 #   lat      64 B latency of ours, ref and rxe taking turns, round by round
 #            (SIW_BENCH_LAT_ROUNDS, 3): tests/bin/siw_lat (CLOCK_MONOTONIC)
 #            and perftest's ib_*_lat; after the other phases
@@ -660,7 +663,7 @@ hops_count() {
 		ev == "workqueue:workqueue_execute_start" { f = $NF; c["work"]++; wk[f]++ }
 		ev == "irq:softirq_entry" { v = $NF; gsub(/[\[\]]|action=/, "", v); c["softirq"]++; sq[v]++ }
 		ev ~ /call_function_single_entry|reschedule_entry/ { c["ipi"]++ }
-		ev == "raw_syscalls:sys_enter" && cm ~ /^(ib_|siw_lat|siw_cmrate)/ { c["sys"]++ }
+		ev == "raw_syscalls:sys_enter" && cm ~ /^(ib_|siw_lat|siw_cmrate|fio)/ { c["sys"]++ }
 		function per(x) { return x / n }
 		END {
 			printf "%6.2f context switches, %6.2f wake-ups, %6.2f work items, %6.2f softirqs, %6.2f IPIs, %6.2f system calls of the tools (both ends) per %s\n",
@@ -1049,6 +1052,13 @@ if has mem && ((held_rounds > 1)); then
 		done
 	done
 	log "phase held (rounds 2-$held_rounds, ours and ref taking turns) took $((SECONDS - ts)) s"
+fi
+if has apps; then
+	ts=$SECONDS
+	# shellcheck source=scripts/bench-apps.sh
+	source "$SIW_TOP/scripts/bench-apps.sh"
+	bench_apps
+	log "phase apps ($apps_rounds rounds) took $((SECONDS - ts)) s"
 fi
 if has lat; then
 	ts=$SECONDS

@@ -19,6 +19,11 @@
 #   --proflat     only the proflat phase: CPU per 64 B write, send and read
 #                 round trip and per connection by symbol, ours and the
 #                 reference siw taking turns (3 rounds; build/bench-proflat/)
+#   --apps        only the applications phase: NVMe over Fabrics to one
+#                 nvmet target over ours, the kernel's siw and NVMe/TCP
+#                 taking turns (fio 4k QD1/QD32, 128k QD8; 3 rounds), with
+#                 the events per QD1 I/O of each (build/bench-apps/;
+#                 scripts/bench-apps.sh)
 #   --reps N      repetitions per main-table measurement, median reported (3)
 #   --scale F     multiply the perftest iteration counts by F (1)
 #   --phases P    guest phases to run (default all; see bench-guest.sh)
@@ -53,6 +58,7 @@ while (($#)); do
 	--profile) phases=profile impls="tcp ours ref"; shift ;;
 	--hops) phases=hops impls="ours ref rxe"; shift ;;
 	--proflat) phases=proflat impls="ours ref"; shift ;;
+	--apps) phases=apps impls="ours ref tcp"; shift ;;
 	--phases) phases=$2; shift 2 ;;
 	--reps) reps=$2; shift 2 ;;
 	--scale) scale=$2; shift 2 ;;
@@ -61,7 +67,7 @@ while (($#)); do
 	--base) base=$2; shift 2 ;;
 	--table-only) table_only=$2; shift 2 ;;
 	--clock) clock=$2; shift 2 ;;
-	-h | --help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,42p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -83,6 +89,7 @@ out=$top/build/bench
 [[ $phases == profile ]] && out=$top/build/bench-profile
 [[ $phases == hops ]] && out=$top/build/bench-hops
 [[ $phases == proflat ]] && out=$top/build/bench-proflat
+[[ $phases == apps ]] && out=$top/build/bench-apps
 mkdir -p "$out"
 kver=$(scripts/kernels.sh kver stock)
 raw=$out/raw.tsv meta=$out/meta.txt
@@ -148,6 +155,14 @@ else
 	[[ -e $meta ]] || : >"$meta"
 fi
 
+if [[ $phases == apps ]]; then
+	# the applications' rows (scripts/bench-apps.sh) beside the raw file
+	apps=$out/apps.tsv
+	[[ -z $table_only ]] || apps=${raw%.tsv}-apps.tsv
+	python3 scripts/bench-apps-report.py "$apps" "$meta" >"$out/results.md"
+	cat "$out/results.md"
+	exit 0
+fi
 python3 scripts/bench-report.py "$raw" "$meta" "$out"
 rm -f "$out/sweep.svg" "$out/qps.svg"
 if command -v gnuplot >/dev/null; then
