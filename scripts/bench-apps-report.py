@@ -12,7 +12,7 @@ import os
 import statistics
 import sys
 
-# job: (label, figure, better, goals [(peer, ratio)])
+# job: (label, figure, goals [(peer, ratio)])
 # figure: "lat" (mean latency, lower is better) or "iops" / "mib"
 JOBS = {
     "rr4k_qd1": ("4k random read, QD1", "lat", [("tcp", 1.0)]),
