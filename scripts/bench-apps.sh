@@ -40,27 +40,25 @@ apps_target_up() {
 	modprobe -a nvmet nvmet_tcp nvmet_rdma nvme_tcp nvme_rdma || return 1
 	ip link add ap0 type veth peer name ap1 && ip link set ap0 up && ip link set ap1 up &&
 		ip addr add $apps_ip/24 dev ap0 || return 1
-	local s=$apps_cfs/subsystems/$apps_nqn p=$apps_cfs/ports/2
+	local s=$apps_cfs/subsystems/$apps_nqn
 	mkdir "$s" && echo 1 >"$s/attr_allow_any_host" && mkdir "$s/namespaces/1" &&
 		echo -n /dev/nullb0 >"$s/namespaces/1/device_path" &&
 		echo 1 >"$s/namespaces/1/enable" || return 1
-	mkdir "$p" && echo tcp >"$p/addr_trtype" && echo ipv4 >"$p/addr_adrfam" &&
-		echo $apps_ip >"$p/addr_traddr" && echo 4421 >"$p/addr_trsvcid" &&
-		ln -s "$s" "$p/subsystems/$apps_nqn" || return 1
-	wait_for 10 tcp_listening 4421
+	apps_port 2 tcp 4421
 }
-apps_rdma_port() { # up|down
-	local p=$apps_cfs/ports/1
-	if [[ $1 == up ]]; then
-		mkdir "$p" && echo rdma >"$p/addr_trtype" && echo ipv4 >"$p/addr_adrfam" &&
-			echo $apps_ip >"$p/addr_traddr" && echo 4420 >"$p/addr_trsvcid" &&
-			ln -s "$apps_cfs/subsystems/$apps_nqn" "$p/subsystems/$apps_nqn" &&
-			wait_for 10 tcp_listening 4420
-	else
-		[[ -d $p ]] || return 0
-		rm -f "$p/subsystems/$apps_nqn"
-		rmdir "$p"
-	fi
+# apps_port N TRTYPE SVCID: nvmet port N on $apps_ip, the subsystem linked
+apps_port() {
+	local p=$apps_cfs/ports/$1
+	mkdir "$p" && echo "$2" >"$p/addr_trtype" && echo ipv4 >"$p/addr_adrfam" &&
+		echo $apps_ip >"$p/addr_traddr" && echo "$3" >"$p/addr_trsvcid" &&
+		ln -s "$apps_cfs/subsystems/$apps_nqn" "$p/subsystems/$apps_nqn" &&
+		wait_for 10 tcp_listening "$3"
+}
+apps_port_del() { # N
+	local p=$apps_cfs/ports/$1
+	[[ -d $p ]] || return 0
+	rm -f "$p/subsystems/$apps_nqn"
+	rmdir "$p"
 }
 # apps_dev: the namespace's block device of the one controller
 apps_dev() {
@@ -79,7 +77,7 @@ apps_up() {
 		impl_up "$1" quiet || return 1
 		rdma link add siw0 type siw netdev ap0 || { impl_down "$1"; return 1; }
 		wait_for 15 test "$(ibdev_port_state siw0)" = PORT_ACTIVE || { apps_down "$1"; return 1; }
-		apps_rdma_port up || { log "apps $1: no rdma port"; apps_down "$1"; return 1; }
+		apps_port 1 rdma 4420 || { log "apps $1: no rdma port"; apps_down "$1"; return 1; }
 	fi
 	timeout 60 nvme connect -t $tr -n $apps_nqn -a $apps_ip -s $port -i 2 >/dev/null 2>&1 ||
 		{ log "apps $1: nvme connect -t $tr failed"; apps_down "$1"; return 1; }
@@ -90,7 +88,7 @@ apps_down() {
 	timeout 60 nvme disconnect -n $apps_nqn >/dev/null 2>&1
 	wait_for 30 eval '! apps_dev >/dev/null'
 	[[ $1 == tcp ]] && return 0
-	apps_rdma_port down
+	apps_port_del 1
 	rdma link delete siw0 2>/dev/null
 	impl_down "$1"
 }

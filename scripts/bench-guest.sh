@@ -1001,7 +1001,9 @@ if has proflat; then
 	bench_proflat
 	log "phase proflat (${SIW_BENCH_PROF_ROUNDS:-3} rounds, ours and ref taking turns) took $((SECONDS - ts)) s"
 fi
+# the per-implementation phases (an apps-only run loads nothing here)
 for impl in $impls; do
+	has profile || has hops || has qps || has mem || break
 	ts=$SECONDS
 	case $impl in
 	tcp)
